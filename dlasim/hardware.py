@@ -1,0 +1,249 @@
+"""Hardware spec files (hardware_specs/*.toml) -> validated Platform objects.
+
+Rules (DESIGN.md): TOML read with tomllib (duplicate keys rejected), pydantic models with extra="forbid",
+SI units in field names, and every number named in the block's `sources` table. A bad file raises
+SpecError with one line naming the file, the field and what was expected.
+"""
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import SpecError
+
+SPEC_DIR = Path(__file__).resolve().parent.parent / "hardware_specs"
+Precision = Literal["fp32", "fp16", "int8"]
+
+
+class _Block(BaseModel):
+    """A spec block: no unknown keys, and every numeric field it sets names its source."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    sources: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _every_number_has_a_source(self):
+        for name in self.model_fields_set:
+            value = getattr(self, name)
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+            numeric = numeric or (isinstance(value, (list, tuple, dict)) and _has_number(value))
+            if numeric and name not in self.sources:
+                raise ValueError(f"{name} has no entry in this block's sources table")
+        for key in self.sources:
+            if key not in type(self).model_fields:
+                raise ValueError(f"sources names {key!r}, which is not a field of this block")
+        return self
+
+
+def _has_number(v) -> bool:
+    if isinstance(v, dict):
+        return any(_has_number(x) for x in v.values())
+    if isinstance(v, (list, tuple)):
+        return any(_has_number(x) for x in v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+class Memory(_Block):
+    dram_bandwidth_bytes_per_s: float = Field(gt=0)
+    l2_bytes: int = Field(default=0, ge=0)
+
+
+class Copies(_Block):
+    """Reformat copies and GPU<->DLA hand-overs (reference/gpu_tensorrt.md s3.3, dla.md s3.4)."""
+    reformat_efficiency: float = Field(gt=0, le=1)        # share of DRAM bandwidth a reformat kernel reaches
+    reformat_floor_s: float = Field(ge=0)                 # fixed cost of one reformat step
+    transition_overhead_s: float = Field(ge=0)            # synchronisation per GPU<->DLA hand-over
+
+
+class DlaSupport(_Block):
+    """TensorRT's DLA layer rules for one DLA version (reference/dla.md s3.1-3.3)."""
+    ops: list[str]
+    fusable_post_ops: list[str]            # run in SDP on the conv's output (bias, BN, activation, eltwise)
+    pool_fusion: bool = True                # PDP on-the-fly after a conv
+    int8_fp16_only_ops: list[str] = Field(default_factory=list)   # INT8 requested, run in FP16 instead
+    conv_kernel_max: int
+    conv_stride_max: int
+    conv_pad_max: int
+    conv_dilation_max: int
+    conv_out_channels_max: int
+    conv_groups_max: int
+    deconv_kernel_max: int
+    deconv_wide_kernels: list[int]
+    deconv_pad_max: int
+    deconv_groups_max: int
+    pool_window_max: int
+    pool_stride_max: int
+    pool_pad_max: int
+    lrn_windows: list[int]
+    resize_nearest_scale_max: int
+    resize_linear_scale_max: int
+    tensor_dim_max: int
+    batch_max: int
+    max_loadables_per_core: int
+    matmul_needs_constant_weights: bool = True
+    concat_axis: int = 1
+    cbuf_check: bool = True
+
+
+class Dla(_Block):
+    version: Literal["v1", "v2", "nvdla"]
+    cores: int = Field(ge=1)
+    clock_hz: float = Field(gt=0)
+    precisions: list[Precision]
+    mac_atomic_c: int = Field(ge=1)
+    mac_atomic_k_int8: int = Field(ge=1)
+    mac_atomic_k_fp16: int = Field(ge=0)        # 0: no FP16 on this configuration
+    cbuf_bytes: int = Field(gt=0)
+    cbuf_banks: int = Field(gt=0)
+    cbuf_bank_entries: int = Field(gt=0)
+    cbuf_entry_bytes: int = Field(gt=0)
+    sdp_elems_per_cycle: float = Field(gt=0)
+    sdp_eltwise_elems_per_cycle: float = Field(gt=0)
+    pdp_elems_per_cycle: float = Field(gt=0)
+    cdp_elems_per_cycle: float = Field(gt=0)
+    stripe_atomic_ops: int = Field(ge=1)        # output pixels per stripe (weights stationary)
+    weight_reload_cycles: int = Field(ge=0)     # cycles to load the next stripe's weights
+    image_mode_utilization: float = Field(gt=0, le=1)
+    sram_bytes: int = Field(ge=0)
+    dram_efficiency: float = Field(gt=0, le=1)  # share of DRAM bandwidth the DLA's DMA reaches
+    mac_efficiency: float = Field(default=1.0, gt=0, le=1)  # sustained share of MAC cycles (pipeline bubbles)
+    layer_overhead_s: float = Field(ge=0)       # per fused hardware layer (programming, pipeline fill)
+    subgraph_overhead_s: float = Field(ge=0)    # per DLA loadable launch (submit + sync)
+    sparse_int8_conv: bool = False
+    sparse_min_channels: int = Field(default=0, ge=0)
+    support: DlaSupport
+
+    def macs_per_cycle(self, precision: str) -> int:
+        k = self.mac_atomic_k_int8 if precision == "int8" else self.mac_atomic_k_fp16
+        return self.mac_atomic_c * k
+
+    def atomic_k(self, precision: str) -> int:
+        return self.mac_atomic_k_int8 if precision == "int8" else self.mac_atomic_k_fp16
+
+
+class Gpu(_Block):
+    arch: str
+    compute_capability: str
+    sm_count: int = Field(ge=1)
+    clock_hz: float = Field(gt=0)
+    fma_per_clk_per_sm_fp32: float = Field(gt=0)   # FP32 path TensorRT uses (TF32 tensor cores on Ampere+)
+    fma_per_clk_per_sm_fp16: float = Field(gt=0)
+    fma_per_clk_per_sm_int8: float = Field(gt=0)
+    sparse_tensor_cores: bool = False              # 2:4 structured sparsity (Ampere and later)
+    cta_tiles_fp32: list[list[int]]                # [M, N, K] CTA tiles TensorRT picks
+    cta_tiles_fp16: list[list[int]]
+    cta_tiles_int8: list[list[int]]
+    sparse_cta_tiles: list[list[int]] = Field(default_factory=list)
+    ctas_per_sm: int = Field(default=1, ge=1)
+    tensor_efficiency: float = Field(gt=0, le=1)   # sustained share of peak for a large, aligned GEMM
+    sparse_efficiency: float = Field(default=0.5, gt=0, le=1)  # share of the 2x sparse peak reached
+    memory_efficiency: float = Field(gt=0, le=1)   # share of DRAM bandwidth a streaming kernel reaches
+    kernel_floor_s: float = Field(ge=0)            # shortest time of any kernel
+    launch_overhead_s: float = Field(ge=0)         # per kernel, between kernels
+    fusable_post_ops: list[str]                    # fused into a conv/GEMM epilogue
+
+    def fma_per_clk_per_sm(self, precision: str) -> float:
+        return getattr(self, f"fma_per_clk_per_sm_{precision}")
+
+    def cta_tiles(self, precision: str) -> list[list[int]]:
+        return getattr(self, f"cta_tiles_{precision}")
+
+
+class PowerMode(_Block):
+    description: str = ""
+    dla_clock_hz: Optional[float] = Field(default=None, gt=0)
+    gpu_clock_hz: Optional[float] = Field(default=None, gt=0)
+    dram_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)
+
+
+class Platform(_Block):
+    name: str
+    description: str
+    memory: Memory
+    copies: Copies
+    dla: Optional[Dla] = None
+    gpu: Optional[Gpu] = None
+    power_modes: dict[str, PowerMode] = Field(default_factory=dict)
+    default_power_mode: Optional[str] = None
+    mode: Optional[str] = None                     # the power mode applied, if any
+    path: str = ""
+
+    @model_validator(mode="after")
+    def _default_mode_exists(self):
+        if self.default_power_mode and self.default_power_mode not in self.power_modes:
+            raise ValueError(f"default_power_mode {self.default_power_mode!r} is not in power_modes")
+        return self
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:{self.mode}" if self.mode else self.name
+
+    def with_mode(self, mode: str) -> "Platform":
+        if mode not in self.power_modes:
+            known = ", ".join(self.power_modes) or "none"
+            raise SpecError(f"{self.name}: unknown power mode {mode!r} (known: {known})")
+        pm = self.power_modes[mode]
+        upd: dict = {"mode": mode}
+        if pm.dram_bandwidth_bytes_per_s:
+            upd["memory"] = self.memory.model_copy(update={"dram_bandwidth_bytes_per_s": pm.dram_bandwidth_bytes_per_s})
+        if pm.dla_clock_hz and self.dla:
+            upd["dla"] = self.dla.model_copy(update={"clock_hz": pm.dla_clock_hz})
+        if pm.gpu_clock_hz and self.gpu:
+            upd["gpu"] = self.gpu.model_copy(update={"clock_hz": pm.gpu_clock_hz})
+        return self.model_copy(update=upd)
+
+
+def _format_error(path: str, err: ValidationError) -> str:
+    e = err.errors()[0]
+    loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
+    msg = e["msg"]
+    if e["type"] == "missing":
+        msg = "required field is missing"
+    elif e["type"] == "extra_forbidden":
+        msg = "unknown field (not allowed)"
+    elif "input" in e and e["type"] not in ("value_error",):
+        msg = f"{msg}, got {e['input']!r}"
+    more = f" (+{len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
+    return f"{path}: field {loc}: {msg}{more}"
+
+
+@functools.lru_cache(maxsize=64)
+def _load_file(path: str, mtime: float) -> Platform:
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise SpecError(f"{path}: cannot read spec file ({e.strerror})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: not valid TOML ({e})") from None
+    try:
+        return Platform.model_validate({**data, "path": path})
+    except ValidationError as e:
+        raise SpecError(_format_error(path, e)) from None
+
+
+def spec_names() -> list[str]:
+    return sorted(p.stem for p in SPEC_DIR.glob("*.toml"))
+
+
+def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
+    """Load a platform: a built-in name, `name:mode`, or a path to a TOML file (optionally `path:mode`)."""
+    if isinstance(spec, Platform):
+        return spec
+    text = str(spec)
+    mode = None
+    if ":" in text and not Path(text).exists():
+        text, mode = text.rsplit(":", 1)
+    path = Path(text)
+    if path.suffix != ".toml":
+        path = SPEC_DIR / f"{text}.toml"
+        if not path.exists():
+            raise SpecError(f"unknown hardware {text!r} (known: {', '.join(spec_names())}; or give a .toml path)")
+    elif not path.exists():
+        raise SpecError(f"{text}: spec file not found")
+    plat = _load_file(str(path), path.stat().st_mtime)
+    mode = mode or plat.default_power_mode
+    return plat.with_mode(mode) if mode else plat
