@@ -1,0 +1,139 @@
+from collections import Counter
+
+import pytest
+
+from dlasim import zoo
+from dlasim.errors import ModelError
+from dlasim.ir import Graph
+
+# MACs at batch 1, default input size (torchvision / Darknet / TF reference figures)
+MACS_RANGES = {
+    "resnet18": (1.75e9, 1.9e9),
+    "resnet34": (3.5e9, 3.75e9),
+    "resnet50": (3.9e9, 4.2e9),
+    "mobilenet_v1": (0.55e9, 0.6e9),
+    "mobilenet_v2": (0.28e9, 0.33e9),
+    "googlenet": (1.4e9, 1.65e9),
+    "yolov4": (28e9, 32e9),
+    "yolov4_relu": (28e9, 32e9),
+    "ssd_mobilenet_v1": (1.1e9, 1.35e9),
+    "seed000_conv1x1": (528 * 256 * 196, 528 * 256 * 196),
+    "seed000_conv3x3": (238_436_352, 238_436_352),
+}
+
+
+@pytest.fixture(scope="module")
+def graphs() -> dict[str, Graph]:
+    return {n: zoo.build(n) for n in zoo.names()}
+
+
+def ops(g: Graph) -> Counter:
+    return Counter(l.op for l in g.layers)
+
+
+def test_names_and_descriptions():
+    names = zoo.names()
+    assert len(names) == len(set(names))
+    for n in MACS_RANGES:
+        assert n in names
+    assert "yolov8l_backbone" in names
+    for n in names:
+        d = zoo.describe(n)
+        assert d and "\n" not in d
+    assert "NMS" in zoo.describe("ssd_mobilenet_v1")
+
+
+def test_every_model_builds_and_validates(graphs):
+    for n, g in graphs.items():
+        assert g.inputs == ["input"] and g.tensors["input"].shape[0] == 1
+        assert len({l.name for l in g.layers}) == len(g.layers)
+        assert not any("unknown_op" in l.flags for l in g.layers), n
+        g.validate().infer_shapes()
+        assert all(g.tensors[t].shape for t in g.outputs)
+        # round trip through JSON keeps the network
+        assert Graph.from_json(g.to_json()).infer_shapes().macs == g.macs
+
+
+@pytest.mark.parametrize("name", sorted(MACS_RANGES))
+def test_macs(graphs, name):
+    lo, hi = MACS_RANGES[name]
+    assert lo <= graphs[name].macs <= hi
+
+
+def test_exported_layout_is_unfolded(graphs):
+    c = ops(graphs["resnet50"])
+    assert c["Conv"] == 53 and c["BatchNormalization"] == 53 and c["Gemm"] == 1
+    assert c["GlobalAveragePool"] == 1 and c["Flatten"] == 1
+    g = graphs["resnet50"]
+    conv2 = g.layer("layer2.0.conv2")
+    assert conv2.attrs["strides"] == [2, 2] and conv2.attrs["kernel_shape"] == [3, 3]  # v1.5
+    assert g.layer("layer2.0.conv1").attrs["strides"] == [1, 1]
+    assert ops(graphs["mobilenet_v2"])["Clip"] == 35
+    assert ops(graphs["mobilenet_v1"])["Relu"] == 27
+
+
+def test_googlenet_follows_caffe_prototxt(graphs):
+    g = graphs["googlenet"]
+    c = ops(g)
+    assert c["LRN"] == 2 and c["Softmax"] == 1 and c["Conv"] == 57 and c["Concat"] == 9
+    assert g.tensors["pool1/3x3_s2"].shape == (1, 64, 56, 56)  # ceil mode
+    assert g.tensors["pool5/7x7_s1"].shape == (1, 1024, 1, 1)
+    assert g.layer("pool1/norm1").op == "LRN"
+
+
+def test_yolov4_mish_and_relu_variants(graphs):
+    mish, relu = ops(graphs["yolov4"]), ops(graphs["yolov4_relu"])
+    assert mish["Mish"] > 0 and mish["LeakyRelu"] > 0
+    assert relu["Mish"] == 0 and relu["LeakyRelu"] == 0 and relu["Relu"] == mish["Mish"] + mish["LeakyRelu"]
+    assert mish["Conv"] == relu["Conv"] == 110  # as in yolov4.cfg
+    g = graphs["yolov4"]
+    assert [g.tensors[t].shape for t in g.outputs] == [(1, 255, 52, 52), (1, 255, 26, 26), (1, 255, 13, 13)]
+    assert mish["Resize"] == 2 and mish["MaxPool"] == 3
+
+
+def test_yolov8l_backbone(graphs):
+    g = graphs["yolov8l_backbone"]
+    assert g.tensors["input"].shape == (1, 3, 640, 640)
+    convs = [(g.tensors[l.inputs[1]].shape[1], g.tensors[l.inputs[1]].shape[0], l.attrs["kernel_shape"][0],
+              l.attrs["strides"][0]) for l in g.layers if l.op == "Conv"]
+    assert convs[:2] == [(3, 64, 3, 2), (64, 128, 3, 2)]
+    assert (320, 128, 1, 1) in convs and (1024, 256, 1, 1) in convs and (2048, 512, 1, 1) in convs
+    assert len(convs) == 51
+    assert all(len(l.inputs) == 2 for l in g.layers if l.op == "Conv")  # bias=False
+    c = ops(g)
+    assert c["Sigmoid"] == c["Mul"] == c["Conv"] == c["BatchNormalization"]
+    assert c["Split"] == 4 and c["Concat"] == 5
+
+
+def test_ssd_outputs(graphs):
+    g = graphs["ssd_mobilenet_v1"]
+    assert [g.tensors[t].shape for t in g.outputs] == [(1, 1917, 4), (1, 1917, 91)]
+
+
+def test_batch_multiplies_macs(graphs):
+    for n in ("resnet18", "ssd_mobilenet_v1", "seed000_conv3x3"):
+        g4 = zoo.build(n, batch=4)
+        assert g4.tensors["input"].shape[0] == 4
+        assert g4.macs == 4 * graphs[n].macs
+
+
+def test_input_hw_override():
+    g = zoo.build("yolov4", input_hw=(608, 608))
+    assert g.tensors["input"].shape == (1, 3, 608, 608)
+    assert g.tensors[g.outputs[-1]].shape == (1, 255, 19, 19)
+    assert zoo.build("resnet50", input_hw=(112, 112)).tensors["avgpool"].shape == (1, 2048, 1, 1)
+    with pytest.raises(ModelError):
+        zoo.build("resnet18", input_hw=(0, 224))
+    with pytest.raises(ModelError):
+        zoo.build("yolov4", input_hw=(400, 400))  # not a multiple of 32: the PANet concat fails
+
+
+def test_unknown_name_and_bad_batch():
+    with pytest.raises(ModelError) as e:
+        zoo.build("resnet51")
+    msg = str(e.value)
+    assert "\n" not in msg and "resnet50" in msg and "yolov4" in msg
+    with pytest.raises(ModelError):
+        zoo.describe("nope")
+    with pytest.raises(ModelError):
+        zoo.build("resnet18", batch=0)
