@@ -324,7 +324,7 @@ class GraphBuilder:
         """Add any layer; returns its output tensor name (a list when n_outputs > 1)."""
         name = self._unique(name or op_type.lower())
         outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
-        layer = Layer(name, op_type, list(inputs), outs, dict(attrs or {}))
+        layer = Layer(name, op_type, list(inputs), list(outs), dict(attrs or {}))
         shapes = [self._tensors[t].shape for t in inputs if t]
         try:
             out_shapes = ops.infer(layer, shapes)

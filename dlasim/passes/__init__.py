@@ -1,0 +1,71 @@
+"""TensorRT-like build: one ordered list of passes turning a Graph into a Plan.
+
+Order follows TensorRT's builder: no-ops are folded, each layer is checked against the DLA rules (on the
+original layers, as TensorRT does before handing regions to the DLA compiler), layers are placed with a
+reason for every fallback, precisions are set, layers fuse per engine, DLA regions become loadables, and
+reformat / transition / launch steps are inserted. Every pass records its decisions in the Plan.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import DlasimError
+from ..hardware import Platform
+from ..ir import Graph
+from ..plan import Decision, Plan, Step
+from .fold import fold
+from .fuse import fuse
+from .partition import partition
+from .place import assign_precision, check_dla_support, place
+from .reformat import insert_reformats, parse_io_formats
+
+PASSES = (fold, check_dla_support, place, assign_precision, fuse, partition, insert_reformats)
+
+DEVICES = ("dla", "gpu")
+PRECISIONS = ("fp32", "fp16", "int8", "best")
+SPARSITY = ("disable", "enable", "force")
+
+
+@dataclass
+class BuildContext:
+    graph: Graph
+    platform: Platform
+    device: str
+    precision: str
+    batch: int
+    gpu_fallback: bool
+    sparsity: str
+    dla_core: int
+    io_formats: dict
+    steps: list[Step] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    fallback: list[dict] = field(default_factory=list)
+    dla_subgraphs: int = 0
+    transitions: int = 0
+    alias: dict = field(default_factory=dict)
+    resolve: object = None
+
+
+def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision: str = "fp16",
+               gpu_fallback: bool = True, sparsity: str = "disable", dla_core: int = 0,
+               input_formats: str | None = None, output_formats: str | None = None) -> Plan:
+    """Run every pass over `graph` (already at the wanted batch) for `platform`."""
+    if device not in DEVICES:
+        raise DlasimError(f"--device: expected one of {', '.join(DEVICES)}, got {device!r}")
+    if precision not in PRECISIONS:
+        raise DlasimError(f"--precision: expected one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if sparsity not in SPARSITY:
+        raise DlasimError(f"--sparsity: expected one of {', '.join(SPARSITY)}, got {sparsity!r}")
+    if device == "gpu" and platform.gpu is None:
+        raise DlasimError(f"{platform.name} has no GPU; use --device dla")
+    if device == "dla" and platform.gpu is None:
+        gpu_fallback = False
+    ctx = BuildContext(graph, platform, device, precision, graph.batch, gpu_fallback, sparsity, dla_core,
+                       {"inputs": parse_io_formats(input_formats, "--inputIOFormats"),
+                        "outputs": parse_io_formats(output_formats, "--outputIOFormats")})
+    for p in PASSES:
+        p(ctx)
+    return Plan(graph=graph, platform=platform, device=device, precision=precision, batch=ctx.batch,
+                gpu_fallback=gpu_fallback, sparsity=sparsity, dla_core=dla_core, steps=ctx.steps,
+                decisions=ctx.decisions, fallback=ctx.fallback, dla_subgraphs=ctx.dla_subgraphs,
+                transitions=ctx.transitions, io_formats=ctx.io_formats)

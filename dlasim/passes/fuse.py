@@ -1,0 +1,144 @@
+"""Layer fusion as TensorRT does it, per engine, with the fusable ops taken from the spec file.
+
+GPU (reference/gpu_tensorrt.md s5.2): Conv/FC + bias + BatchNorm/Scale + activation; Conv + ElementWise sum
+(+ ReLU) residuals; pointwise chains such as SiLU (Sigmoid, Mul) fused into the conv epilogue or into one
+PWN kernel. DLA (reference/dla.md s1.3, s6.1): conv -> SDP (bias, BN, activation, element-wise) -> PDP
+(pooling) run as one hardware layer, without a DRAM round trip.
+"""
+from __future__ import annotations
+
+from ..plan import Decision, Step
+
+ANCHORS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
+POINTWISE = frozenset({"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Mish", "Softplus", "Elu",
+                       "HardSigmoid", "HardSwish", "Gelu", "Exp", "Abs", "Add", "Sub", "Mul", "Div", "Max",
+                       "Min", "Sum", "BatchNormalization", "Scale", "Neg", "Sqrt", "Pow", "Swish"})
+POOL_OPS = frozenset({"MaxPool", "AveragePool"})
+MAX_REGION = 4  # pointwise layers absorbed per fusion attempt
+
+
+def fuse(ctx) -> None:
+    steps = ctx.steps
+    by_input: dict[str, list[Step]] = {}
+    for s in steps:
+        for t in s.inputs:
+            by_input.setdefault(t.name, []).append(s)
+    graph_outputs = {ctx.resolve(t) for t in ctx.graph.outputs}
+    dead: set[int] = set()
+
+    def fusable(s: Step, device: str) -> bool:
+        if id(s) in dead or s.device != device or len(s.members) != 1:
+            return False
+        op = s.members[0].op
+        allowed = (ctx.platform.dla.support.fusable_post_ops if device == "dla"
+                   else ctx.platform.gpu.fusable_post_ops if ctx.platform.gpu else ())
+        return op in allowed or (device == "gpu" and op in POINTWISE)
+
+    for head in steps:
+        if id(head) in dead or len(head.outputs) != 1:
+            continue
+        op = head.members[0].op
+        if op not in ANCHORS and op not in POINTWISE:
+            continue
+        device = head.device
+        while True:
+            out = head.outputs[0]
+            if out.name in graph_outputs:
+                break
+            region = _closed_region(out.name, by_input, lambda s: fusable(s, device))
+            if region is None:
+                break
+            for s in region:
+                dead.add(id(s))
+                head.members.extend(s.members)
+                ctx.decisions.append(Decision(s.name, "fuse", f"fused into {head.members[0].name}",
+                                              f"{s.op} after {head.op} on {device.upper()}"))
+            sink = region[-1]
+            inside = {t.name for s in region for t in s.outputs} | {out.name}
+            extra = [t for s in region for t in s.inputs if t.name not in inside]
+            head.inputs.extend(t for t in extra if t not in head.inputs)
+            head.outputs = list(sink.outputs)
+            head.attrs["residual"] = head.attrs.get("residual", False) or bool(extra)
+            if len(head.outputs) != 1:
+                break
+        # DLA: a pooling layer right after a conv runs in the PDP on the fly (dla.md s1.3)
+        if (device == "dla" and op in ANCHORS and ctx.platform.dla.support.pool_fusion
+                and len(head.outputs) == 1 and head.outputs[0].name not in graph_outputs):
+            cons = by_input.get(head.outputs[0].name, [])
+            if len(cons) == 1 and cons[0].op in POOL_OPS and cons[0].device == "dla" and id(cons[0]) not in dead:
+                pool = cons[0]
+                dead.add(id(pool))
+                head.members.extend(pool.members)
+                head.outputs = list(pool.outputs)
+                head.attrs["fused_pool"] = pool.members[0]
+                ctx.decisions.append(Decision(pool.name, "fuse", f"fused into {head.members[0].name}",
+                                              "pooling runs in the PDP on the fly after the conv"))
+    for s in steps:
+        if id(s) not in dead and len(s.members) > 1:
+            s.name = " + ".join(s.layers)
+    ctx.steps = toposort([s for s in steps if id(s) not in dead])
+
+
+def toposort(steps: list[Step]) -> list[Step]:
+    """Stable topological order of steps: a fused step moves after the producers of all its inputs."""
+    producer = {t.name: s for s in steps for t in s.outputs}
+    done: set[int] = set()
+    out: list[Step] = []
+
+    def visit(s: Step) -> None:
+        if id(s) in done:
+            return
+        done.add(id(s))
+        for t in s.inputs:
+            p = producer.get(t.name)
+            if p is not None and p is not s:
+                visit(p)
+        out.append(s)
+
+    for s in steps:
+        visit(s)
+    return out
+
+
+def _closed_region(tensor: str, by_input: dict, ok) -> list[Step] | None:
+    """The pointwise steps reading `tensor` that together form one closed sub-graph with one output.
+
+    Every reader of `tensor` must join (else the tensor is needed elsewhere and cannot be fused away);
+    readers of inner outputs join until exactly one output leaves the region. At most one operand may
+    come from outside (a residual Add). Covers chains (BN -> ReLU), residual Add, SiLU (Sigmoid and Mul
+    both reading x) and Mish decomposed (Softplus -> Tanh -> Mul). Returns the steps in order, sink last.
+    """
+    region = list(by_input.get(tensor, []))
+    if not region or not all(ok(s) for s in region):
+        return None
+    while len(region) <= MAX_REGION:
+        produced = {o.name for s in region for o in s.outputs} | {tensor}
+        open_outs = [o.name for s in region for o in s.outputs
+                     if not by_input.get(o.name) or any(u not in region for u in by_input[o.name])]
+        if len(open_outs) == 1:
+            outside = {i.name for s in region for i in s.inputs if i.name not in produced}
+            if len(outside) > 1 or (outside and not any(s.op in ("Add", "Sum", "Mul") for s in region)):
+                return None
+            return _ordered(region)
+        new = [u for o in open_outs for u in by_input.get(o, []) if u not in region and ok(u)]
+        if not new:
+            return None
+        region.extend(dict.fromkeys(new))
+    return None
+
+
+def _ordered(region: list[Step]) -> list[Step]:
+    """Topological order inside the region, so the sink comes last."""
+    produced_here = {o.name for s in region for o in s.outputs}
+    done: set[str] = set()
+    out: list[Step] = []
+    pending = list(region)
+    while pending:
+        ready = [s for s in pending if all(i.name not in produced_here or i.name in done for i in s.inputs)]
+        if not ready:
+            return region
+        for s in ready:
+            out.append(s)
+            done.update(o.name for o in s.outputs)
+            pending.remove(s)
+    return out

@@ -1,0 +1,82 @@
+"""Partition DLA steps into loadables (maximal connected DLA regions), enforcing the per-core limit.
+
+TensorRT turns each maximal DLA-runnable region into one ForeignNode loadable (reference/dla.md s0.1 fact
+13, s3.4). A region may not leave the DLA and come back (that would be a cycle between engines), so a step
+joins a neighbouring region only if none of its other inputs depends on that region through the GPU.
+At most `max_loadables_per_core` loadables fit one core (s3.1); later ones fall back to the GPU.
+"""
+from __future__ import annotations
+
+from ..plan import Decision
+
+
+def partition(ctx) -> None:
+    while True:
+        regions = _regions(ctx.steps)
+        limit = ctx.platform.dla.support.max_loadables_per_core if ctx.platform.dla else 0
+        n = len(set(regions.values()))
+        if n <= limit or ctx.device != "dla":
+            break
+        # regions are numbered in execution order; the ones past the limit go to the GPU
+        reason = f"past the {limit}th DLA loadable of core {ctx.dla_core} (at most {limit} per core)"
+        for step in ctx.steps:
+            if regions.get(id(step), -1) >= limit:
+                step.device = "gpu"
+                step.reason = reason
+                for layer in step.members:
+                    ctx.fallback.append({"name": layer.name, "op": layer.op, "reason": reason})
+                ctx.decisions.append(Decision(step.name, "partition", "gpu fallback", reason))
+    for step in ctx.steps:
+        step.subgraph = regions.get(id(step), -1)
+    ctx.dla_subgraphs = len(set(regions.values()))
+
+
+def _regions(steps) -> dict[int, int]:
+    """Region index per DLA step (by id), regions numbered in order of first step."""
+    producer = {}
+    for s in steps:
+        for t in s.outputs:
+            producer[t.name] = s
+    region: dict[int, int] = {}
+    parent: list[int] = []
+    ancestors: dict[int, frozenset] = {}   # regions a step depends on, by step id
+
+    def find(r: int) -> int:
+        while parent[r] != r:
+            parent[r] = parent[parent[r]]
+            r = parent[r]
+        return r
+
+    for s in steps:
+        preds = [producer[t.name] for t in s.inputs if t.name in producer]
+        anc = set()
+        for p in preds:
+            anc |= {find(r) for r in ancestors[id(p)]}
+            if id(p) in region:
+                anc.add(find(region[id(p)]))
+        if s.device == "dla":
+            cands = {find(region[id(p)]) for p in preds if id(p) in region}
+            # a region is joinable unless another input reaches us from it via the GPU or another region
+            ok = set()
+            for r in cands:
+                via_other = any(r in {find(x) for x in ancestors[id(p)]} for p in preds
+                                if not (id(p) in region and find(region[id(p)]) == r))
+                if not via_other:
+                    ok.add(r)
+            if ok:
+                root = min(ok)
+                for r in ok:
+                    parent[r] = root
+            else:
+                root = len(parent)
+                parent.append(root)
+            region[id(s)] = root
+        ancestors[id(s)] = frozenset(anc)
+    # renumber roots in order of first appearance
+    order: dict[int, int] = {}
+    out = {}
+    for s in steps:
+        if id(s) in region:
+            r = find(region[id(s)])
+            out[id(s)] = order.setdefault(r, len(order))
+    return out

@@ -1,0 +1,87 @@
+"""Device placement (DLA or GPU, with TensorRT-style reasons) and per-step precision.
+
+Placement follows TensorRT's GPU fallback mode (reference/dla.md s3.4): with --useDLACore every layer the
+DLA supports goes to the DLA; the rest go to the GPU when fallback is allowed, and otherwise the build fails
+naming the layer. Precision: the DLA runs FP16 or INT8 only (s3.1); some ops run FP16 when INT8 is asked
+(s3.2 Activation row); GPU ops without INT8 kernels run FP16.
+"""
+from __future__ import annotations
+
+from ..errors import BuildError
+from ..plan import Decision
+from .dla_support import REWRITES, check_layer
+
+# GPU ops TensorRT runs in INT8 when INT8 is enabled (convolutions, FC, pooling, pointwise, concat);
+# anything else runs in FP16 (reference/gpu_tensorrt.md s5.2 fusion list, Q/DQ rules).
+GPU_INT8_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool",
+                          "GlobalAveragePool", "GlobalMaxPool", "Relu", "LeakyRelu", "Clip", "Add", "Sum", "Concat",
+                          "BatchNormalization", "Scale", "Mul", "Sub", "Max", "Min", "Resize", "Upsample",
+                          "Reshape", "Flatten", "Transpose", "Slice", "Split", "Sigmoid", "Tanh", "PRelu"})
+
+
+def check_dla_support(ctx) -> None:
+    """Annotate every step with whether the DLA can run it (only when targeting the DLA)."""
+    if ctx.device != "dla":
+        return
+    dla = ctx.platform.dla
+    if dla is None:
+        raise BuildError(f"{ctx.platform.name} has no DLA; use --device gpu")
+    if ctx.dla_core >= dla.cores:
+        raise BuildError(f"--useDLACore={ctx.dla_core}: {ctx.platform.name} has {dla.cores} DLA core(s)")
+    prec = "fp16" if ctx.precision == "fp32" else ("int8" if ctx.precision == "best" else ctx.precision)
+    for step in ctx.steps:
+        layer = step.members[0]
+        ok, reason = check_layer(ctx.graph, layer, dla, prec, ctx.batch)
+        step.attrs["dla_ok"] = ok
+        if not ok:
+            step.reason = reason
+            ctx.decisions.append(Decision(layer.name, "dla_support", "unsupported", reason))
+
+
+def place(ctx) -> None:
+    """Assign devices; fail like TensorRT when a layer cannot run on the DLA and fallback is off."""
+    for step in ctx.steps:
+        if ctx.device == "gpu":
+            step.device = "gpu"
+            continue
+        if step.attrs.get("dla_ok"):
+            step.device = "dla"
+            continue
+        layer = step.members[0]
+        if not ctx.gpu_fallback:
+            hint = REWRITES.get(layer.op)
+            raise BuildError(f"layer {layer.name!r} ({layer.op}) is not supported on DLA: {step.reason}; "
+                             f"GPU fallback is not enabled (--allowGPUFallback)"
+                             + (f"; {hint}" if hint and hint not in step.reason else ""))
+        step.device = "gpu"
+        ctx.fallback.append({"name": layer.name, "op": layer.op, "reason": step.reason})
+        ctx.decisions.append(Decision(layer.name, "place", "gpu fallback", step.reason))
+
+
+def assign_precision(ctx) -> None:
+    """Per-step precision from the requested one and what each engine supports."""
+    want = ctx.precision
+    dla = ctx.platform.dla
+    for step in ctx.steps:
+        ops = {l.op for l in step.members}
+        if step.device == "dla":
+            p = "int8" if want in ("int8", "best") else "fp16"
+            if p not in dla.precisions:
+                p = dla.precisions[0]
+            if want == "fp32":
+                step.reason = step.reason or "DLA runs FP16 or INT8 only"
+            slow = ops & set(dla.support.int8_fp16_only_ops)
+            if p == "int8" and slow:
+                p = "fp16"
+                step.reason = f"INT8 {sorted(slow)[0]} runs in FP16 on DLA"
+                step.attrs["precision_unsupported"] = True
+        else:
+            p = "int8" if want == "best" else want
+            if p == "int8" and not ops <= GPU_INT8_OPS:
+                p = "fp16"
+                odd = sorted(ops - GPU_INT8_OPS)[0]
+                step.reason = step.reason or f"{odd} has no INT8 kernel; runs in FP16"
+                step.attrs["precision_unsupported"] = True
+        step.precision = p
+        if step.attrs.get("precision_unsupported"):
+            ctx.decisions.append(Decision(step.name, "precision", p, step.reason))

@@ -1,0 +1,127 @@
+"""Insert reformat copies, GPU<->DLA transitions and DLA loadable launches as explicit steps.
+
+TensorRT's engine I/O is FP32 linear unless --inputIOFormats/--outputIOFormats say otherwise; the DLA
+reads and writes its native formats (kDLA_LINEAR, kDLA_HWC4, kCHW16 for FP16, kCHW32 for INT8), so a
+GPU reformat kernel runs at every engine boundary and around every DLA subgraph (reference/dla.md s3.4
+"I/O formats on DLA", "Reformat insertion"; gpu_tensorrt.md s3.1). A matching I/O format removes the copy.
+"""
+from __future__ import annotations
+
+import math
+
+from ..errors import DlasimError
+from ..plan import Decision, Step
+
+BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
+# channel padding of each format (elements); DLA formats pad C to a 32-byte atom (dla.md s1.4)
+FORMAT_C_ALIGN = {"linear": 1, "chw": 1, "chw2": 2, "chw4": 4, "hwc8": 8, "chw16": 16, "chw32": 32,
+                  "dla_linear": 1, "dla_hwc4": 4, "hwc": 1, "hwc16": 16}
+DLA_INPUT_FORMATS = {"fp16": {"dla_linear", "dla_hwc4", "chw16"}, "int8": {"dla_linear", "dla_hwc4", "chw32"}}
+DLA_OUTPUT_FORMATS = {"fp16": {"dla_linear", "chw16"}, "int8": {"dla_linear", "chw32"}}
+
+
+def parse_io_formats(text: str | None, flag: str) -> list[tuple[str, str]]:
+    """trtexec's `--inputIOFormats=int8:dla_hwc4,fp16:chw16` -> [("int8", "dla_hwc4"), ...]."""
+    if not text:
+        return []
+    out = []
+    for item in text.split(","):
+        prec, _, fmt = item.strip().partition(":")
+        prec = prec.lower()
+        fmt = (fmt or "linear").lower().replace("+", "_")
+        if prec not in BYTES or fmt not in FORMAT_C_ALIGN:
+            raise DlasimError(f"{flag}: bad format {item!r} (expected e.g. int8:dla_hwc4, fp16:chw16, fp32:chw)")
+        out.append((prec, fmt))
+    return out
+
+
+def native_format(device: str, precision: str) -> str:
+    if device == "dla":
+        return "chw32" if precision == "int8" else "chw16"
+    return {"fp32": "linear", "fp16": "hwc8", "int8": "chw32"}[precision]
+
+
+def copy_bytes(shape, src: tuple[str, str], dst: tuple[str, str]) -> tuple[int, int]:
+    """(bytes read, bytes written) of a copy from format src to dst, channels padded per format."""
+    def padded(fmt):
+        if len(shape) < 2:
+            return math.prod(shape)
+        a = FORMAT_C_ALIGN[fmt]
+        return math.prod(shape) // shape[1] * (-(-shape[1] // a) * a)
+    return padded(src[1]) * BYTES[src[0]], padded(dst[1]) * BYTES[dst[0]]
+
+
+def insert_reformats(ctx) -> None:
+    g = ctx.graph
+    in_fmts = ctx.io_formats.get("inputs", [])
+    out_fmts = ctx.io_formats.get("outputs", [])
+    producer = {t.name: s for s in ctx.steps for t in s.outputs}
+    net_inputs = {t: (in_fmts[i] if i < len(in_fmts) else (in_fmts[-1] if in_fmts else ("fp32", "linear")))
+                  for i, t in enumerate(g.inputs)}
+    out: list[Step] = []
+    made: dict[tuple, Step] = {}
+    launched: set[int] = set()
+    transitions = 0
+
+    def add_copy(kind, tensor, src, dst, before_device, why):
+        key = (tensor.name, dst)
+        if key in made:
+            return
+        rd, wr = copy_bytes(tensor.shape, src, dst)
+        name = f"{tensor.name} {'transition' if kind == 'transition' else 'reformat'} " \
+               f"({src[0]}:{src[1]} -> {dst[0]}:{dst[1]})"
+        st = Step(name=name, kind=kind, op="Transition" if kind == "transition" else "Reformat", device="gpu",
+                  precision=dst[0], inputs=[tensor], outputs=[tensor],
+                  attrs={"src": src, "dst": dst, "bytes_read": rd, "bytes_written": wr, "toward": before_device})
+        made[key] = st
+        out.append(st)
+        ctx.decisions.append(Decision(tensor.name, "reformat", f"insert {kind}", why))
+
+    for step in ctx.steps:
+        if step.device == "dla" and step.subgraph not in launched:
+            launched.add(step.subgraph)
+            out.append(Step(name=f"DLA loadable {step.subgraph} launch", kind="overhead", op="Launch",
+                            device="dla", precision=step.precision, subgraph=step.subgraph,
+                            attrs={"first_layer": step.members[0].name}))
+        for t in step.inputs:
+            want = (step.precision, native_format(step.device, step.precision))
+            if t.name in net_inputs:
+                have = net_inputs[t.name]
+                ok = (have[0] == step.precision and
+                      (have[1] in DLA_INPUT_FORMATS.get(step.precision, ()) if step.device == "dla"
+                       else True))
+                if step.device == "gpu" and have == ("fp32", "linear") and step.precision == "fp32":
+                    ok = True
+                if not ok:
+                    add_copy("reformat", t, have, want, step.device,
+                             f"network input {have[0]}:{have[1]} -> {step.device.upper()} {want[0]}:{want[1]}")
+                continue
+            p = producer.get(t.name)
+            if p is None:
+                continue
+            if p.device != step.device or (p.device == "dla" and p.subgraph != step.subgraph):
+                transitions += (t.name, step.device, step.subgraph) not in made
+                made.setdefault((t.name, step.device, step.subgraph), step)
+                add_copy("transition", t, (p.precision, native_format(p.device, p.precision)), want, step.device,
+                         f"{p.device.upper()} -> {step.device.upper()} hand-over")
+            elif p.device == "gpu" and p.precision != step.precision:
+                add_copy("reformat", t, (p.precision, native_format("gpu", p.precision)), want, step.device,
+                         f"precision change {p.precision} -> {step.precision}")
+        out.append(step)
+    # network outputs back to the requested (default FP32 linear) format
+    for i, name in enumerate(g.outputs):
+        t = g.tensors[ctx.resolve(name)]
+        p = producer.get(t.name)
+        if p is None:
+            continue
+        want = out_fmts[i] if i < len(out_fmts) else (out_fmts[-1] if out_fmts else ("fp32", "linear"))
+        have = (p.precision, native_format(p.device, p.precision))
+        if p.device == "dla":
+            ok = want[0] == p.precision and want[1] in DLA_OUTPUT_FORMATS.get(p.precision, ())
+        else:
+            ok = want[0] == p.precision
+        if not ok:
+            add_copy("reformat", t, have, want, "host",
+                     f"network output {p.device.upper()} {have[0]}:{have[1]} -> {want[0]}:{want[1]}")
+    ctx.steps = out
+    ctx.transitions = transitions

@@ -1,0 +1,64 @@
+"""What the passes produce: a Plan of Steps (fused layers, reformats, transitions, overheads).
+
+A Step is the unit that gets a cost: one TensorRT engine layer (possibly several original layers fused),
+a reformat copy, a GPU<->DLA transition, or a fixed overhead such as a DLA loadable launch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .hardware import Platform
+from .ir import Graph, Layer, Tensor
+
+
+@dataclass(slots=True)
+class Step:
+    name: str
+    kind: str                    # "layer" | "reformat" | "transition" | "overhead"
+    op: str                      # anchor op ("Conv", "MaxPool", ...) or "Reformat" / "Transition" / "Launch"
+    device: str                  # "dla" | "gpu"
+    precision: str = "fp16"      # "fp32" | "fp16" | "int8"
+    members: list[Layer] = field(default_factory=list)   # original layers fused into this step
+    inputs: list[Tensor] = field(default_factory=list)   # activations read from outside the step
+    outputs: list[Tensor] = field(default_factory=list)  # activations written for other steps
+    subgraph: int = -1           # DLA loadable index, -1 on the GPU
+    reason: str = ""             # why this device / precision, when it is not the requested one
+    attrs: dict = field(default_factory=dict)             # reformat formats and bytes, flags
+
+    @property
+    def layers(self) -> list[str]:
+        return [l.name for l in self.members]
+
+    @property
+    def anchor(self) -> Layer | None:
+        """The layer that sets the step's cost (the conv of conv+bn+relu), else the first member."""
+        for l in self.members:
+            if l.op in ("Conv", "ConvTranspose", "Gemm", "MatMul"):
+                return l
+        return self.members[0] if self.members else None
+
+
+@dataclass(slots=True)
+class Decision:
+    layer: str
+    pass_name: str
+    action: str
+    reason: str = ""
+
+
+@dataclass
+class Plan:
+    graph: Graph
+    platform: Platform
+    device: str
+    precision: str
+    batch: int
+    gpu_fallback: bool
+    sparsity: str
+    dla_core: int
+    steps: list[Step]
+    decisions: list[Decision]
+    fallback: list[dict]
+    dla_subgraphs: int
+    transitions: int
+    io_formats: dict = field(default_factory=dict)
