@@ -7,11 +7,13 @@ SpecError with one line naming the file, the field and what was expected.
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from pathlib import Path
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from .errors import SpecError
 
@@ -31,10 +33,12 @@ class _Block(BaseModel):
             numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
             numeric = numeric or (isinstance(value, (list, tuple, dict)) and _has_number(value))
             if numeric and name not in self.sources:
-                raise ValueError(f"{name} has no entry in this block's sources table")
+                raise PydanticCustomError("no_source", "number has no entry in this block's sources table",
+                                          {"field": name})
         for key in self.sources:
             if key not in type(self).model_fields:
-                raise ValueError(f"sources names {key!r}, which is not a field of this block")
+                raise PydanticCustomError("bad_source", "sources entry names no field of this block",
+                                          {"field": f"sources.{key}"})
         return self
 
 
@@ -56,6 +60,7 @@ class Copies(_Block):
     reformat_efficiency: float = Field(gt=0, le=1)        # share of DRAM bandwidth a reformat kernel reaches
     reformat_floor_s: float = Field(ge=0)                 # fixed cost of one reformat step
     transition_overhead_s: float = Field(ge=0)            # synchronisation per GPU<->DLA hand-over
+    dla_copy_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # copies into/out of DLA memory
 
 
 class DlaSupport(_Block):
@@ -140,6 +145,7 @@ class Gpu(_Block):
     ctas_per_sm: int = Field(default=1, ge=1)
     tensor_efficiency: float = Field(gt=0, le=1)   # sustained share of peak for a large, aligned GEMM
     sparse_efficiency: float = Field(default=0.5, gt=0, le=1)  # share of the 2x sparse peak reached
+    sparse_k_half: float = Field(default=0.0, ge=0)  # GEMM K at which a sparse tile reaches half that share
     memory_efficiency: float = Field(gt=0, le=1)   # share of DRAM bandwidth a streaming kernel reaches
     kernel_floor_s: float = Field(ge=0)            # shortest time of any kernel
     launch_overhead_s: float = Field(ge=0)         # per kernel, between kernels
@@ -173,8 +179,11 @@ class Platform(_Block):
 
     @model_validator(mode="after")
     def _default_mode_exists(self):
+        if self.dla is None and self.gpu is None:
+            raise PydanticCustomError("no_device", "a platform needs a [dla] or a [gpu] block", {"field": "dla"})
         if self.default_power_mode and self.default_power_mode not in self.power_modes:
-            raise ValueError(f"default_power_mode {self.default_power_mode!r} is not in power_modes")
+            raise PydanticCustomError("bad_mode", "'{mode}' is not in power_modes",
+                                      {"field": "default_power_mode", "mode": self.default_power_mode})
         return self
 
     @property
@@ -198,16 +207,38 @@ class Platform(_Block):
 
 def _format_error(path: str, err: ValidationError) -> str:
     e = err.errors()[0]
-    loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
+    loc = [str(p) for p in e["loc"]]
+    if (e.get("ctx") or {}).get("field"):             # raised by a block validator: name the field itself
+        loc.append(e["ctx"]["field"])
+    loc = ".".join(loc) or "(top level)"
     msg = e["msg"]
     if e["type"] == "missing":
         msg = "required field is missing"
     elif e["type"] == "extra_forbidden":
         msg = "unknown field (not allowed)"
-    elif "input" in e and e["type"] not in ("value_error",):
-        msg = f"{msg}, got {e['input']!r}"
+    elif "input" in e and e["type"] not in ("value_error", "no_source", "bad_source", "bad_mode", "no_device"):
+        got = repr(e["input"])
+        msg = f"{msg}, got {got if len(got) <= 60 else got[:57] + '...'}"
     more = f" (+{len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
     return f"{path}: field {loc}: {msg}{more}"
+
+
+def _toml_where(path: str, msg: str) -> str:
+    """' at key dla.clock_hz' for a TOML error such as a duplicate key (tomllib names only line and column)."""
+    m = re.search(r"at line (\d+), column \d+", msg)
+    if not m:
+        return ""
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()[: int(m.group(1))]
+    except OSError:
+        return ""
+    key = re.match(r"\s*([A-Za-z0-9_.\"'-]+)\s*=", lines[-1]) if lines else None
+    if not key:
+        return ""
+    headers = (re.match(r"\s*\[\[?\s*([\w.\"' -]+?)\s*\]\]?\s*(#.*)?$", ln) for ln in reversed(lines))
+    table = next((t.group(1) for t in headers if t), "")
+    name = f"{table + '.' if table else ''}{key.group(1).strip(chr(34) + chr(39))}"
+    return f": key {name} given twice" if "overwrite" in msg else f" at key {name}"
 
 
 @functools.lru_cache(maxsize=64)
@@ -218,7 +249,7 @@ def _load_file(path: str, mtime: float) -> Platform:
     except OSError as e:
         raise SpecError(f"{path}: cannot read spec file ({e.strerror})") from None
     except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"{path}: not valid TOML ({e})") from None
+        raise SpecError(f"{path}: not valid TOML{_toml_where(path, str(e))} ({e})") from None
     try:
         return Platform.model_validate({**data, "path": path})
     except ValidationError as e:

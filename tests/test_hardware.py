@@ -1,0 +1,136 @@
+"""Hardware spec files: every shipped file loads, power modes apply, and bad files fail with one clear line."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dlasim.errors import SpecError
+from dlasim.hardware import SPEC_DIR, Platform, hardware, spec_names
+
+EXPECTED = ["a100", "a40", "h200", "nvdla-full", "nvdla-small", "orin-agx", "orin-nx-16gb", "xavier-agx"]
+XAVIER = (SPEC_DIR / "xavier-agx.toml").read_text()
+
+
+def test_all_expected_spec_files_ship():
+    assert set(EXPECTED) <= set(spec_names())
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_spec_loads_with_every_power_mode(name):
+    plat = hardware(name)
+    assert isinstance(plat, Platform) and plat.name == name
+    assert plat.dla or plat.gpu
+    for mode in plat.power_modes:
+        assert hardware(f"{name}:{mode}").mode == mode
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_every_source_entry_is_text(name):
+    plat = hardware(name)
+    blocks = [plat.memory, plat.copies, *plat.power_modes.values()]
+    blocks += [plat.dla, plat.dla.support] if plat.dla else []
+    blocks += [plat.gpu] if plat.gpu else []
+    for block in blocks:
+        assert all(isinstance(v, str) and len(v) > 10 for v in block.sources.values())
+
+
+def test_orin_power_modes_lower_clocks_and_bandwidth():
+    maxn, low = hardware("orin-agx:maxn"), hardware("orin-agx:15w")
+    assert hardware("orin-agx").mode == "maxn"              # default_power_mode
+    assert low.dla.clock_hz < maxn.dla.clock_hz
+    assert low.gpu.clock_hz < maxn.gpu.clock_hz
+    assert low.memory.dram_bandwidth_bytes_per_s < maxn.memory.dram_bandwidth_bytes_per_s
+    assert low.label == "orin-agx:15w"
+    assert [hardware(f"orin-agx:{m}").dla.clock_hz for m in ("maxn", "50w", "30w", "15w")] == \
+        pytest.approx([1.6e9, 1369.6e6, 1369.6e6, 614.4e6])
+
+
+def test_peaks_reproduce_published_totals():
+    orin = hardware("orin-agx").dla                          # 105 sparse INT8 TOPS for 2 DLAs (dla.md s0.1 fact 3)
+    assert orin.cores * orin.macs_per_cycle("int8") * 2 * 2 * orin.clock_hz / 1e12 == pytest.approx(105, rel=0.01)
+    for name, precision, tera, clock in [("a100", "fp16", 312, None), ("a40", "fp16", 149.7, None),
+                                         ("h200", "fp16", 989.4, 1.83e9), ("orin-agx", "int8", 85.2, None)]:
+        g = hardware(name).gpu
+        peak = g.sm_count * g.fma_per_clk_per_sm(precision) * 2 * (clock or g.clock_hz) / 1e12
+        assert peak == pytest.approx(tera, rel=0.01), name
+
+
+def test_platform_shapes():
+    for name in ("a40", "a100", "h200"):
+        plat = hardware(name)
+        assert plat.dla is None and not plat.power_modes and plat.gpu.sparse_tensor_cores
+    for name in ("nvdla-full", "nvdla-small"):
+        plat = hardware(name)
+        assert plat.gpu is None and plat.dla.version == "nvdla" and plat.dla.cores == 1
+    small = hardware("nvdla-small").dla
+    assert small.precisions == ["int8"] and small.macs_per_cycle("int8") == 64 and small.mac_atomic_k_fp16 == 0
+    assert hardware("nvdla-full").dla.macs_per_cycle("fp16") == 1024
+    orin = hardware("orin-agx").dla
+    assert orin.sparse_int8_conv and "Softmax" in orin.support.ops
+    assert "Softmax" not in hardware("xavier-agx").dla.support.ops
+
+
+def test_unknown_mode_and_name():
+    with pytest.raises(SpecError, match="unknown power mode 'turbo'"):
+        hardware("orin-agx:turbo")
+    with pytest.raises(SpecError, match="unknown hardware 'orin-agxx'"):
+        hardware("orin-agxx")
+    with pytest.raises(SpecError, match="unknown power mode .maxn. \\(known: none\\)"):
+        hardware("a100:maxn")
+    with pytest.raises(SpecError, match="not found"):
+        hardware("/nonexistent/dir/spec.toml")
+
+
+def test_copied_file_with_mode(tmp_path):
+    p = tmp_path / "my-orin.toml"
+    p.write_text((SPEC_DIR / "orin-agx.toml").read_text().replace("dla_clock_hz = 614.4e6", "dla_clock_hz = 500e6"))
+    plat = hardware(f"{p}:15w")
+    assert plat.mode == "15w" and plat.dla.clock_hz == 500e6
+    assert hardware(p).mode == "maxn"
+    assert hardware(str(p)).path == str(p)
+
+
+def _edit(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+BAD = {
+    "missing": (_edit(XAVIER, "clock_hz = 1395.2e6\n", ""), "dla.clock_hz", "missing"),
+    "extra": (_edit(XAVIER, "clock_hz = 1395.2e6\n", "clock_hz = 1395.2e6\nclock_mhz = 1395.2\n"),
+              "dla.clock_mhz", "unknown field"),
+    "duplicate": (_edit(XAVIER, "clock_hz = 1395.2e6\n", "clock_hz = 1395.2e6\nclock_hz = 1.0e9\n"),
+                  "dla.clock_hz", "given twice"),
+    "wrong_type": (_edit(XAVIER, "clock_hz = 1395.2e6\n", 'clock_hz = "1.4 GHz"\n'), "dla.clock_hz", "number"),
+    "no_source": (re.sub(r'\nclock_hz = "ref/dla.md s0.1 fact 4[^\n]*', "", XAVIER), "dla.clock_hz", "sources"),
+    "bad_source": (_edit(XAVIER, "[dla.sources]\n", '[dla.sources]\nclock_mhz = "made up"\n'),
+                   "dla.sources.clock_mhz", "no field"),
+    "nested": (_edit(XAVIER, "pool_window_max = 8\n", "pool_window_max = -1.5\n"),
+               "dla.support.pool_window_max", "integer"),
+    "bad_default_mode": (_edit(XAVIER, 'name = "xavier-agx"\n', 'name = "xavier-agx"\ndefault_power_mode = "maxn"\n'),
+                         "default_power_mode", "power_modes"),
+    "no_device": (XAVIER[:XAVIER.index("[dla]")], "field dla", "[dla] or a [gpu] block"),
+    "out_of_range": (_edit(XAVIER, "image_mode_utilization = 0.5\n", "image_mode_utilization = 1.5\n"),
+                     "dla.image_mode_utilization", "less than or equal"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_file_gives_one_line_naming_file_and_field(tmp_path, case):
+    text, field, words = BAD[case]
+    p = tmp_path / f"{case}.toml"
+    p.write_text(text)
+    with pytest.raises(SpecError) as info:
+        hardware(str(p))
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert str(p) in msg and field in msg and words in msg, msg
+
+
+def test_bad_file_with_mode_suffix_still_names_the_file(tmp_path):
+    p = tmp_path / "broken.toml"
+    p.write_text(_edit(XAVIER, "cores = 2\n", "cores = 0\n"))
+    with pytest.raises(SpecError, match=r"broken\.toml: field dla\.cores: .*greater than or equal to 1"):
+        hardware(f"{p}:maxn")
