@@ -1,0 +1,58 @@
+"""dlasim: analytical latency simulator for NVIDIA DLA (Xavier/Orin) and GPUs under TensorRT.
+
+Public API (no printing, no globals; results are plain picklable data):
+
+    import dlasim
+    g  = dlasim.load("model.onnx")          # or "net.prototxt", "zoo:resnet50", or a Graph
+    hw = dlasim.hardware("orin-agx:30w")    # or a path to a TOML spec
+    e  = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    e.total_ms, e.steps, e.to_dict()
+"""
+from __future__ import annotations
+
+from .errors import BuildError, DlasimError, ModelError, SpecError
+from .hardware import Platform, hardware
+from .ir import Graph, GraphBuilder
+from .report import Estimate, StepRow
+
+__all__ = ["load", "hardware", "estimate", "build", "compare", "explain", "Graph", "GraphBuilder",
+           "Platform", "Estimate", "StepRow", "DlasimError", "ModelError", "SpecError", "BuildError"]
+__version__ = "0.1.0"
+
+
+def load(model, shapes: dict | None = None, batch: int | None = None) -> Graph:
+    """A Graph from a path (.onnx, .prototxt, .json), `zoo:NAME`, or a Graph (returned as is)."""
+    from .importers import load_model
+    return load_model(model, shapes=shapes, batch=batch)
+
+
+def build(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16", batch: int | None = None,
+          gpu_fallback: bool = True, sparsity: str = "disable", dla_core: int = 0, shapes: dict | None = None,
+          input_formats: str | None = None, output_formats: str | None = None):
+    """Run the TensorRT-like passes only: the Plan (placement, fusion, loadables, reformats)."""
+    from .passes import build_plan
+    g = load(model, shapes=shapes, batch=batch)
+    return build_plan(g, hardware(hw), device, precision, gpu_fallback, sparsity, dla_core,
+                      input_formats, output_formats)
+
+
+def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16", batch: int | None = None,
+             gpu_fallback: bool = True, sparsity: str = "disable", dla_core: int = 0, shapes: dict | None = None,
+             input_formats: str | None = None, output_formats: str | None = None, label: str = "") -> Estimate:
+    """Per-step and total latency of one inference of the whole batch."""
+    from .simulate import estimate_plan
+    plan = build(model, hw, device, precision, batch, gpu_fallback, sparsity, dla_core, shapes,
+                 input_formats, output_formats)
+    return estimate_plan(plan, label=label)
+
+
+def compare(model, hw="xavier-agx", vary: dict | None = None, **options):
+    """Estimates for each value of one option (precision, sparsity, device, batch, hw) and the causes."""
+    from .explain import compare as _compare
+    return _compare(model, hw, vary or {}, **options)
+
+
+def explain(model, hw="xavier-agx", **options):
+    """One configuration's ideal-to-predicted waterfall, split into causes, with recovery advice."""
+    from .explain import explain as _explain
+    return _explain(model, hw, **options)

@@ -115,6 +115,7 @@ class Dla(_Block):
     sram_bytes: int = Field(ge=0)
     dram_efficiency: float = Field(gt=0, le=1)  # share of DRAM bandwidth the DLA's DMA reaches
     mac_efficiency: float = Field(default=1.0, gt=0, le=1)  # sustained share of MAC cycles (pipeline bubbles)
+    mac_efficiency_fp16: Optional[float] = Field(default=None, gt=0, le=1)  # FP16 if it differs from INT8
     layer_overhead_s: float = Field(ge=0)       # per fused hardware layer (programming, pipeline fill)
     subgraph_overhead_s: float = Field(ge=0)    # per DLA loadable launch (submit + sync)
     sparse_int8_conv: bool = False
@@ -124,6 +125,11 @@ class Dla(_Block):
     def macs_per_cycle(self, precision: str) -> int:
         k = self.mac_atomic_k_int8 if precision == "int8" else self.mac_atomic_k_fp16
         return self.mac_atomic_c * k
+
+    def mac_eff(self, precision: str) -> float:
+        if precision != "int8" and self.mac_efficiency_fp16 is not None:
+            return self.mac_efficiency_fp16
+        return self.mac_efficiency
 
     def atomic_k(self, precision: str) -> int:
         return self.mac_atomic_k_int8 if precision == "int8" else self.mac_atomic_k_fp16

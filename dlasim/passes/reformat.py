@@ -63,7 +63,7 @@ def insert_reformats(ctx) -> None:
     launched: set[int] = set()
     transitions = 0
 
-    def add_copy(kind, tensor, src, dst, before_device, why):
+    def add_copy(kind, tensor, src, dst, before_device, why, from_device="host"):
         key = (tensor.name, dst)
         if key in made:
             return
@@ -72,7 +72,8 @@ def insert_reformats(ctx) -> None:
                f"({src[0]}:{src[1]} -> {dst[0]}:{dst[1]})"
         st = Step(name=name, kind=kind, op="Transition" if kind == "transition" else "Reformat", device="gpu",
                   precision=dst[0], inputs=[tensor], outputs=[tensor],
-                  attrs={"src": src, "dst": dst, "bytes_read": rd, "bytes_written": wr, "toward": before_device})
+                  attrs={"src": src, "dst": dst, "bytes_read": rd, "bytes_written": wr, "toward": before_device,
+                         "from": from_device})
         made[key] = st
         out.append(st)
         ctx.decisions.append(Decision(tensor.name, "reformat", f"insert {kind}", why))
@@ -103,10 +104,10 @@ def insert_reformats(ctx) -> None:
                 transitions += (t.name, step.device, step.subgraph) not in made
                 made.setdefault((t.name, step.device, step.subgraph), step)
                 add_copy("transition", t, (p.precision, native_format(p.device, p.precision)), want, step.device,
-                         f"{p.device.upper()} -> {step.device.upper()} hand-over")
+                         f"{p.device.upper()} -> {step.device.upper()} hand-over", p.device)
             elif p.device == "gpu" and p.precision != step.precision:
                 add_copy("reformat", t, (p.precision, native_format("gpu", p.precision)), want, step.device,
-                         f"precision change {p.precision} -> {step.precision}")
+                         f"precision change {p.precision} -> {step.precision}", "gpu")
         out.append(step)
     # network outputs back to the requested (default FP32 linear) format
     for i, name in enumerate(g.outputs):
@@ -122,6 +123,6 @@ def insert_reformats(ctx) -> None:
             ok = want[0] == p.precision
         if not ok:
             add_copy("reformat", t, have, want, "host",
-                     f"network output {p.device.upper()} {have[0]}:{have[1]} -> {want[0]}:{want[1]}")
+                     f"network output {p.device.upper()} {have[0]}:{have[1]} -> {want[0]}:{want[1]}", p.device)
     ctx.steps = out
     ctx.transitions = transitions

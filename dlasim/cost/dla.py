@@ -1,0 +1,127 @@
+"""DLA cost model: convolution core (MAC atoms, stripes, CBUF), SDP / PDP / CDP, DMA traffic.
+
+Sources (reference/dla.md):
+- s1.2: one atomic op per cycle = 1x1x`atomic_c` input channels against `atomic_k` kernels (32 INT8 /
+  16 FP16 on v1), so cycles = ceil(C/atomic_c) * ceil(K/atomic_k) * N*P*Q * R*S; a stripe of output pixels
+  shares one weight load and a weight load takes 16 cycles, so fewer than 16 pixels per stripe (FC at
+  batch 1) caps efficiency at 6.25%; image-input mode keeps the first layer near 50%.
+- s1.3 / s0.1 fact 9: SDP 16 elem/cycle (bias, BN, ReLU, eltwise), 4 elem/cycle through the LUT (sigmoid,
+  tanh); CACC -> SDP 16 elem/cycle; PDP 8 and CDP 8 elem/cycle.
+- s1.5: DRAM traffic per the NVDLA performance spreadsheet: input + weights + output when both fit the
+  CBUF; otherwise whichever of "re-read the input per weight chunk" and "re-read the weights per input
+  chunk" moves fewer bytes. time = max(MAC cycles, DRAM cycles).
+- s1.4: feature maps in memory pad C to a 32-byte atom (kCHW16 FP16 / kCHW32 INT8).
+"""
+from __future__ import annotations
+
+import math
+
+from ..hardware import Dla, Platform
+from ..ir import Graph
+from ..plan import Step
+from . import StepCost, finish
+from .geometry import ConvShape, conv_shape
+
+LUT_OPS = frozenset({"Sigmoid", "Tanh"})
+SHUFFLE_OPS = frozenset({"Reshape", "Flatten", "Transpose", "Slice", "Split", "Resize", "Upsample",
+                         "Squeeze", "Unsqueeze"})
+
+
+def _bpe(precision: str) -> int:
+    return 1 if precision == "int8" else 2
+
+
+def _atom_bytes(numel_per_c: int, c: int, bpe: int) -> int:
+    """Bytes of a feature map with C padded to the 32-byte memory atom (dla.md s1.4)."""
+    return numel_per_c * math.ceil(c * bpe / 32) * 32
+
+
+def _fmap_bytes(shape, bpe: int) -> int:
+    if len(shape) < 2:
+        return math.prod(shape) * bpe
+    return _atom_bytes(math.prod(shape) // shape[1], shape[1], bpe)
+
+
+def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool) -> tuple[float, float]:
+    """(MAC-array cycles, ideal cycles) of a convolution on the DLA (dla.md s1.2)."""
+    ac, ak = dla.mac_atomic_c, dla.atomic_k(precision)
+    peak = ac * ak
+    ideal = cs.macs / peak
+    if first_layer and cs.c <= 4 and not cs.transposed:
+        return ideal / dla.image_mode_utilization, ideal
+    pix = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
+    stripe_max = 2 * dla.stripe_atomic_ops
+    per_block = max(pix, math.ceil(pix / stripe_max) * dla.weight_reload_cycles)
+    g = cs.groups
+    cg, kg = cs.c // g, cs.k // g
+    blocks = min(g * math.ceil(cg / ac) * math.ceil(kg / ak), math.ceil(cs.c / ac) * math.ceil(cs.k / ak))
+    return blocks * cs.r * cs.s * per_block, ideal
+
+
+def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_bytes: int) -> tuple[int, int]:
+    """(DRAM bytes, of which CBUF refetch) for one conv hardware layer (dla.md s1.5 spreadsheet)."""
+    x_in = cs.n * _atom_bytes(cs.h * cs.w, cs.c, bpe)
+    wt = cs.k * (cs.c // cs.groups) * cs.r * cs.s * bpe
+    base = x_in + wt + out_bytes + extra_in_bytes
+    cbuf = dla.cbuf_bytes
+    if x_in + wt <= cbuf:
+        return base, 0
+    x_min = _atom_bytes(min(cs.r, cs.h) * cs.w, cs.c, bpe)
+    wt_min = min(dla.atomic_k("int8" if bpe == 1 else "fp16") * (cs.c // cs.groups) * cs.r * cs.s * bpe, cbuf // 2)
+    stream_weights = math.ceil(wt / max(cbuf - x_min, 1)) * x_in + wt      # input re-read per weight chunk
+    stream_input = x_in + math.ceil(x_in / max(cbuf - wt_min, 1)) * wt     # weights re-read per input chunk
+    best = min(stream_weights, stream_input) + out_bytes + extra_in_bytes
+    return best, best - base
+
+
+def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
+    dla = plat.dla
+    bpe = _bpe(step.precision)
+    hz = dla.clock_hz
+    bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
+    ops = {l.op for l in step.members}
+    anchor = step.anchor
+    out_bytes = sum(_fmap_bytes(t.shape, bpe) for t in step.outputs)
+    cs = conv_shape(anchor, g) if anchor is not None else None
+    if cs is not None:
+        first = step.inputs and step.inputs[0].name in g.inputs
+        mac_cycles, ideal = conv_cycles(cs, dla, step.precision, bool(first))
+        conv_out = cs.n * cs.k * cs.p * cs.q
+        sdp_rate = dla.sdp_eltwise_elems_per_cycle if ops & LUT_OPS else dla.sdp_elems_per_cycle
+        sdp_cycles = conv_out / sdp_rate
+        pdp_cycles = conv_out / dla.pdp_elems_per_cycle if step.attrs.get("fused_pool") else 0.0
+        cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
+        residual = sum(_fmap_bytes(t.shape, bpe) for t in step.inputs[1:])
+        traffic, refetch = conv_traffic(cs, dla, bpe, out_bytes, residual)
+        compute = cycles / (hz * dla.mac_eff(step.precision))
+        pad_s = max(mac_cycles - ideal, 0) / (hz * dla.mac_eff(step.precision))
+        return finish(compute, traffic / bw, dla.layer_overhead_s, cs.macs, traffic,
+                      ideal_s=ideal / hz, padding_s=pad_s if mac_cycles >= sdp_cycles else 0.0,
+                      refetch_bytes=refetch, refetch_s=refetch / bw,
+                      output_bound=sdp_cycles > mac_cycles or pdp_cycles > mac_cycles)
+    # standalone SDP / PDP / CDP / shuffle layers (dla.md s1.3, s6.1: bandwidth-bound at their rates)
+    in_bytes = sum(_fmap_bytes(t.shape, bpe) for t in step.inputs)
+    elems = sum(math.prod(t.shape) for t in step.inputs)
+    op = anchor.op if anchor is not None else step.op
+    if op == "Concat":
+        # producers write into the concatenated buffer; nothing moves (TensorRT concat elimination)
+        return finish(0.0, 0.0, dla.layer_overhead_s, 0, 0, in_place=True)
+    if op in ("MaxPool", "AveragePool"):
+        rate = dla.pdp_elems_per_cycle
+    elif op == "LRN":
+        rate = dla.cdp_elems_per_cycle
+    elif op in LUT_OPS or op == "Softmax":
+        rate = dla.sdp_eltwise_elems_per_cycle
+    elif op in SHUFFLE_OPS:
+        rate = float("inf")          # a DMA copy: bytes only
+    elif len(step.inputs) > 1:
+        rate = dla.sdp_eltwise_elems_per_cycle
+    else:
+        rate = dla.sdp_elems_per_cycle
+    nbytes = in_bytes + out_bytes
+    return finish(elems / rate / hz, nbytes / bw, dla.layer_overhead_s, 0, nbytes)
+
+
+def launch_cost(step: Step, plat: Platform) -> StepCost:
+    """One DLA loadable submission and completion (seed 000 '{conv1}' row; dla.md s3.4)."""
+    return finish(0.0, 0.0, plat.dla.subgraph_overhead_s)

@@ -1,0 +1,61 @@
+"""Convolution geometry of a step's anchor layer, shared by the DLA and GPU cost models.
+
+Conv, deconvolution, fully connected (Gemm) and MatMul with constant weights are all described as a
+convolution: N images of C x H x W in, K x P x Q out, an R x S kernel, `groups` groups. An FC layer is a
+1x1 conv on a 1x1 map (TensorRT converts FC to conv, reference/gpu_tensorrt.md s5.2); a constant-weight
+MatMul [.., M, C] x [C, K] is a 1x1 conv over M pixels (reference/dla.md s4.1).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..ir import Graph, Layer
+from ..ops import conv_params
+
+
+@dataclass(slots=True, frozen=True)
+class ConvShape:
+    n: int
+    c: int
+    h: int
+    w: int
+    k: int
+    p: int
+    q: int
+    r: int = 1
+    s: int = 1
+    groups: int = 1
+    stride: int = 1
+    transposed: bool = False
+
+    @property
+    def macs(self) -> int:
+        if self.transposed:
+            return self.n * self.c * self.h * self.w * (self.k // self.groups) * self.r * self.s
+        return self.n * self.k * self.p * self.q * (self.c // self.groups) * self.r * self.s
+
+
+def conv_shape(layer: Layer, g: Graph) -> ConvShape | None:
+    shp = lambda i: g.tensors[layer.inputs[i]].shape
+    out = g.tensors[layer.outputs[0]].shape
+    if layer.op == "Conv":
+        (n, c, h, w), wt = shp(0), shp(1)
+        k, st, _, _ = conv_params(layer.attrs)
+        return ConvShape(n, c, h, w, out[1], out[2], out[3], k[0], k[1], int(layer.attrs.get("group", 1)),
+                         max(st))
+    if layer.op == "ConvTranspose":
+        (n, c, h, w) = shp(0)
+        k, st, _, _ = conv_params(layer.attrs)
+        return ConvShape(n, c, h, w, out[1], out[2], out[3], k[0], k[1], int(layer.attrs.get("group", 1)),
+                         max(st), transposed=True)
+    if layer.op == "Gemm":
+        a = shp(0)
+        n = a[0] if not layer.attrs.get("transA") else a[-1]
+        return ConvShape(n, math.prod(a) // n, 1, 1, out[-1], 1, 1)
+    if layer.op == "MatMul":
+        a = shp(0)
+        if not g.tensors[layer.inputs[1]].const:
+            return ConvShape(math.prod(out[:-1]), a[-1], 1, 1, out[-1], 1, 1)
+        return ConvShape(1, a[-1], 1, 1, out[-1], math.prod(a[:-1]), 1)
+    return None

@@ -1,0 +1,128 @@
+"""GPU cost model: implicit-GEMM convolution on tensor cores, memory-bound kernels, 2:4 sparsity.
+
+Sources (reference/gpu_tensorrt.md):
+- s5.3: conv as implicit GEMM (M = N*P*Q, N = K, K = C*R*S); CTA tiles from TensorRT's tactic names;
+  tiles = ceil(M/Mt)*ceil(N/Nt), waves = ceil(tiles / (SMs * CTAs per SM)): tile and wave quantization.
+- s1.1 notes: peak = SMs x FMA/clk/SM x clock per precision; FP16 channels pad to 8, INT8 to 32 (s5.3).
+- s6.5 / s7 fact 11: time = max(floor, FLOPs / effective peak, bytes / bandwidth): per-kernel floor.
+- s5.1: per-kernel launch overhead (CUDA graphs, as trtexec runs).
+- s2.1 / s2.3: 2:4 sparsity only for constant conv/FC weights, C % 4 == 0, not grouped, FP16/INT8, on
+  GPUs with sparse tensor cores; sparse kernels use large tiles; TensorRT times both and keeps the faster.
+"""
+from __future__ import annotations
+
+import math
+
+from ..hardware import Gpu, Platform
+from ..ir import Graph
+from ..plan import Step
+from . import StepCost, finish
+from .geometry import ConvShape, conv_shape
+
+BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
+C_ALIGN = {"fp32": 1, "fp16": 8, "int8": 32}
+
+
+def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list[int]],
+              rate_scale: float = 1.0, efficiency: float | None = None) -> tuple[float, dict]:
+    """Best time over the CTA tiles for an M x N x K GEMM, with tile and wave efficiencies."""
+    sms = gpu.sm_count * gpu.ctas_per_sm
+    fma_s = gpu.fma_per_clk_per_sm(precision) * gpu.clock_hz * rate_scale
+    eff = gpu.tensor_efficiency if efficiency is None else efficiency
+    best = (math.inf, {})
+    for tm, tn, tk in tiles:
+        nt = math.ceil(m / tm) * math.ceil(n / tn)
+        waves = math.ceil(nt / sms)
+        kp = math.ceil(k / tk) * tk
+        t = waves * tm * tn * kp / (fma_s * eff)
+        if t < best[0]:
+            best = (t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn),
+                        "wave_eff": nt / (waves * sms), "k_eff": k / kp})
+    return best
+
+
+def sparse_eligible(step: Step, g: Graph, cs: ConvShape, gpu: Gpu, precision: str) -> tuple[bool, str]:
+    """TensorRT's 2:4 rules (gpu_tensorrt.md s2.1): returns (eligible, reason when not)."""
+    a = step.anchor
+    if not gpu.sparse_tensor_cores:
+        return False, f"{gpu.arch} has no sparse tensor cores"
+    if precision not in ("fp16", "int8"):
+        return False, "sparse math needs FP16 or INT8"
+    if a.op not in ("Conv", "Gemm", "MatMul") or not g.tensors[a.inputs[1]].const:
+        return False, "no constant weights"
+    if cs.groups > 1:
+        return False, "grouped/depthwise convolution (TensorRT does not consider sparse kernels)"
+    if (cs.c // cs.groups) % 4:
+        return False, f"input channels {cs.c} not divisible by 4"
+    return True, ""
+
+
+def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, sparsity: str) -> StepCost:
+    p = step.precision
+    bw = plat.memory.dram_bandwidth_bytes_per_s * gpu.memory_efficiency
+    b = BYTES[p]
+    in_bytes = sum(math.prod(t.shape) for t in step.inputs) * b
+    out_bytes = sum(math.prod(t.shape) for t in step.outputs) * b
+    w_elems = cs.k * (cs.c // cs.groups) * cs.r * cs.s
+    peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
+    ideal = cs.macs / peak
+    if cs.groups > 1 and cs.groups == cs.c:
+        # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2)
+        compute = cs.macs / (gpu.sm_count * gpu.fma_per_clk_per_sm_fp32 * gpu.clock_hz * (2 if p != "fp32" else 1))
+        nbytes = in_bytes + out_bytes + w_elems * b
+        return finish(compute, nbytes / bw, gpu.launch_overhead_s, cs.macs, nbytes, gpu.kernel_floor_s,
+                      ideal_s=ideal)
+    a = C_ALIGN[p]
+    cg = math.ceil((cs.c // cs.groups) / a) * a
+    m = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
+    n, k = cs.k // cs.groups, cg * cs.r * cs.s
+    dense, info = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p))
+    dense *= cs.groups
+    compute, w_bytes = dense, w_elems * b
+    parts = {"ideal_s": ideal, **info, "sparse": "off"}
+    if sparsity != "disable":
+        ok, why = sparse_eligible(step, g, cs, gpu, p)
+        if not ok:
+            parts.update(sparse="ineligible", sparse_reason=why)
+        else:
+            eff = gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
+            sp, sinfo = gemm_time(m, n, k, gpu, p, gpu.sparse_cta_tiles or gpu.cta_tiles(p), 2.0, eff)
+            sp *= cs.groups
+            sp_bytes = w_bytes // 2 + w_bytes // 16      # half the values + 2-bit metadata per kept value
+            dense_t = max(dense, (in_bytes + out_bytes + w_bytes) / bw)
+            sparse_t = max(sp, (in_bytes + out_bytes + sp_bytes) / bw)
+            parts.update(dense_s=dense_t, sparse_s=sparse_t, sparse_tile=sinfo.get("tile"))
+            if sparse_t < dense_t:
+                compute, w_bytes = sp, sp_bytes
+                parts.update(sparse="used", **{f"sparse_{k_}": v for k_, v in sinfo.items()})
+            else:
+                parts.update(sparse="too_small", sparse_reason="the dense kernel is as fast or faster")
+    residual = sum(math.prod(t.shape) for t in step.inputs[1:]) * b
+    nbytes = in_bytes + out_bytes + w_bytes
+    return finish(compute, nbytes / bw, gpu.launch_overhead_s, cs.macs, nbytes, gpu.kernel_floor_s,
+                  residual_bytes=residual, **parts)
+
+
+def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") -> StepCost:
+    gpu = plat.gpu
+    anchor = step.anchor
+    cs = conv_shape(anchor, g) if anchor is not None else None
+    if cs is not None:
+        return conv_cost(step, g, gpu, plat, cs, sparsity)
+    p = step.precision
+    b = BYTES[p]
+    bw = plat.memory.dram_bandwidth_bytes_per_s * gpu.memory_efficiency
+    op = anchor.op if anchor is not None else step.op
+    if op == "Concat":
+        # TensorRT writes the producers into the concatenated buffer (concat elimination)
+        return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
+    if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
+        return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
+    nbytes = (sum(math.prod(t.shape) for t in step.inputs) + sum(math.prod(t.shape) for t in step.outputs)) * b
+    flags = {}
+    if any("unknown_op" in l.flags for l in step.members):
+        # an op dlasim does not know: priced as two passes over its data (conservative) and flagged
+        flags = {"unmodelled": True}
+        nbytes *= 2
+    # pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels with a floor
+    return finish(0.0, nbytes / bw, gpu.launch_overhead_s, 0, nbytes, gpu.kernel_floor_s, **flags)

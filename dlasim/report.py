@@ -1,0 +1,119 @@
+"""Estimate results: one row per step, totals, fallback list; JSON/CSV/table renderers.
+
+The JSON shape is the contract in DESIGN.md ("estimate prints one object"). Results hold only plain
+data (no graph or platform objects), so they pickle and compare cheaply.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(slots=True)
+class StepRow:
+    name: str
+    kind: str
+    op: str
+    device: str
+    precision: str
+    time_ms: float
+    bound: str
+    layers: list[str]
+    macs: int = 0
+    bytes: int = 0
+    compute_ms: float = 0.0
+    memory_ms: float = 0.0
+    overhead_ms: float = 0.0
+    subgraph: int = -1
+    reason: str = ""
+    parts: dict = field(default_factory=dict)
+
+
+@dataclass
+class Estimate:
+    model: str
+    hardware: str
+    device: str
+    precision: str
+    batch: int
+    sparsity: str
+    total_ms: float
+    steps: list[StepRow]
+    fallback: list[dict]
+    dla_subgraphs: int
+    transitions: int
+    macs: int = 0
+    decisions: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    label: str = ""
+
+    def to_dict(self, parts: bool = False) -> dict:
+        steps = []
+        for s in self.steps:
+            d = asdict(s)
+            if not parts:
+                d.pop("parts")
+            steps.append(d)
+        return {"model": self.model, "hardware": self.hardware, "device": self.device,
+                "precision": self.precision, "batch": self.batch, "sparsity": self.sparsity,
+                "total_ms": self.total_ms, "macs": self.macs, "steps": steps, "fallback": self.fallback,
+                "dla_subgraphs": self.dla_subgraphs, "transitions": self.transitions,
+                "warnings": self.warnings, "label": self.label}
+
+    def by_kind(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for s in self.steps:
+            out[s.kind] = out.get(s.kind, 0.0) + s.time_ms
+        return out
+
+
+def to_json(obj) -> str:
+    return json.dumps(obj, indent=2, default=str)
+
+
+def estimate_csv(e: Estimate) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["name", "kind", "op", "device", "precision", "time_ms", "share", "bound", "macs", "bytes",
+                "subgraph", "layers", "reason"])
+    for s in e.steps:
+        w.writerow([s.name, s.kind, s.op, s.device, s.precision, f"{s.time_ms:.6f}",
+                    f"{s.time_ms / e.total_ms:.4f}" if e.total_ms else "0", s.bound, s.macs, s.bytes,
+                    s.subgraph, ";".join(s.layers), s.reason])
+    return buf.getvalue()
+
+
+def _short(name: str, width: int) -> str:
+    return name if len(name) <= width else name[: width - 3] + "..."
+
+
+def _si(n: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f}{unit}"
+    return f"{n:.0f}"
+
+
+def estimate_table(e: Estimate, width: int = 56) -> str:
+    lines = [f"{e.model} on {e.hardware}  device={e.device} precision={e.precision} batch={e.batch}"
+             + (f" sparsity={e.sparsity}" if e.sparsity != "disable" else "")]
+    hdr = f"{'step':<{width}} {'kind':<10} {'dev':<3} {'prec':<4} {'time ms':>9} {'share':>6} {'bound':<8} {'MACs':>8} {'bytes':>8}"
+    lines += [hdr, "-" * len(hdr)]
+    for s in e.steps:
+        share = s.time_ms / e.total_ms if e.total_ms else 0.0
+        lines.append(f"{_short(s.name, width):<{width}} {s.kind:<10} {s.device:<3} {s.precision:<4} "
+                     f"{s.time_ms:>9.4f} {share:>6.1%} {s.bound:<8} {_si(s.macs):>8} {_si(s.bytes):>8}")
+    lines.append("-" * len(hdr))
+    kinds = ", ".join(f"{k} {v:.3f} ms" for k, v in e.by_kind().items())
+    lines.append(f"total {e.total_ms:.4f} ms  ({kinds})")
+    lines.append(f"DLA subgraphs: {e.dla_subgraphs}   transitions: {e.transitions}   "
+                 f"GPU fallback layers: {len(e.fallback)}   MACs: {_si(e.macs)}")
+    for f in e.fallback[:20]:
+        lines.append(f"  fallback {f['name']} ({f['op']}): {f['reason']}")
+    if len(e.fallback) > 20:
+        lines.append(f"  ... {len(e.fallback) - 20} more (see --format json)")
+    for w in e.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)

@@ -1,0 +1,33 @@
+"""Plan -> Estimate: cost every step and collect the rows and totals."""
+from __future__ import annotations
+
+from .cost import cost_step
+from .plan import Plan
+from .report import Estimate, StepRow
+
+
+def estimate_plan(plan: Plan, label: str = "") -> Estimate:
+    rows: list[StepRow] = []
+    total = 0.0
+    unmodelled = []
+    for step in plan.steps:
+        c = cost_step(step, plan)
+        t = c.total_s * 1e3
+        total += t
+        if c.parts.get("unmodelled"):
+            unmodelled.append(step.name)
+        rows.append(StepRow(step.name, step.kind, step.op, step.device, step.precision, t, c.bound,
+                            step.layers, c.macs, c.bytes, c.compute_s * 1e3, c.memory_s * 1e3,
+                            c.overhead_s * 1e3, step.subgraph, step.reason, c.parts))
+    warnings = []
+    if unmodelled:
+        warnings.append(f"{len(unmodelled)} layer(s) with operators dlasim does not model were costed "
+                        f"conservatively as memory-bound GPU kernels: {', '.join(unmodelled[:5])}")
+    g = plan.graph
+    return Estimate(model=g.name, hardware=plan.platform.label, device=plan.device, precision=plan.precision,
+                    batch=plan.batch, sparsity=plan.sparsity, total_ms=total, steps=rows,
+                    fallback=list(plan.fallback), dla_subgraphs=plan.dla_subgraphs,
+                    transitions=plan.transitions, macs=g.macs,
+                    decisions=[{"layer": d.layer, "pass": d.pass_name, "action": d.action, "reason": d.reason}
+                               for d in plan.decisions],
+                    warnings=warnings, label=label)
