@@ -150,7 +150,7 @@ class Gpu(_Block):
     sparse_cta_tiles: list[list[int]] = Field(default_factory=list)
     ctas_per_sm: int = Field(default=1, ge=1)
     tensor_efficiency: float = Field(gt=0, le=1)   # sustained share of peak for a large, aligned GEMM
-    sparse_efficiency: float = Field(default=0.5, gt=0, le=1)  # share of the 2x sparse peak reached
+    sparse_efficiency: float = Field(default=0.5, gt=0, le=1)  # sparse speed-up over dense = 2 x this (large GEMM)
     sparse_k_half: float = Field(default=0.0, ge=0)  # GEMM K at which a sparse tile reaches half that share
     memory_efficiency: float = Field(gt=0, le=1)   # share of DRAM bandwidth a streaming kernel reaches
     kernel_floor_s: float = Field(ge=0)            # shortest time of any kernel

@@ -85,7 +85,9 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
         if not ok:
             parts.update(sparse="ineligible", sparse_reason=why)
         else:
-            eff = gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
+            # sparse tiles run at 2x the dense rate times sparse_efficiency (relative to dense), which
+            # grows with the GEMM K over which the sparse prologue/metadata cost is amortised
+            eff = gpu.tensor_efficiency * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
             sp, sinfo = gemm_time(m, n, k, gpu, p, gpu.sparse_cta_tiles or gpu.cta_tiles(p), 2.0, eff)
             sp *= cs.groups
             sp_bytes = w_bytes // 2 + w_bytes // 16      # half the values + 2-bit metadata per kept value
