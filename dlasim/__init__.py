@@ -41,9 +41,23 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
              input_formats: str | None = None, output_formats: str | None = None, label: str = "") -> Estimate:
     """Per-step and total latency of one inference of the whole batch."""
     from .simulate import estimate_plan
-    plan = build(model, hw, device, precision, batch, gpu_fallback, sparsity, dla_core, shapes,
-                 input_formats, output_formats)
-    return estimate_plan(plan, label=label)
+    g = load(model, shapes=shapes, batch=batch)
+    plat = hardware(hw)
+    kw = dict(gpu_fallback=gpu_fallback, sparsity=sparsity, dla_core=dla_core, input_formats=input_formats,
+              output_formats=output_formats)
+    e = estimate_plan(build(g, plat, device, precision, **kw), label=label)
+    if device == "gpu" and precision != "fp32" and e.by_kind().get("reformat", 0.0) > 0.2 * e.total_ms:
+        # precision flags allow, not force: TensorRT times the wider precisions too and keeps the faster
+        # engine (reference/gpu_tensorrt.md s2.1 "selection is by timing", s3.3 reformat costs)
+        for wider in (("fp16", "fp32") if precision in ("int8", "best") else ("fp32",)):
+            alt = estimate_plan(build(g, plat, device, wider, **kw), label=label)
+            if alt.total_ms < e.total_ms:
+                alt.precision = precision
+                alt.warnings.append(f"TensorRT would run this engine in {wider.upper()}: the {precision.upper()} "
+                                    f"engine's reformat copies cost more than its kernels save "
+                                    f"({e.total_ms:.4f} ms vs {alt.total_ms:.4f} ms)")
+                e = alt
+    return e
 
 
 def compare(model, hw="xavier-agx", vary: dict | None = None, **options):
