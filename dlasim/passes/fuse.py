@@ -51,6 +51,9 @@ def fuse(ctx) -> None:
             for s in region:
                 dead.add(id(s))
                 head.members.extend(s.members)
+                if s.attrs.get("precision_unsupported"):
+                    head.attrs["precision_unsupported"] = True
+                    head.reason = head.reason or s.reason
                 ctx.decisions.append(Decision(s.name, "fuse", f"fused into {head.members[0].name}",
                                               f"{s.op} after {head.op} on {device.upper()}"))
             sink = region[-1]

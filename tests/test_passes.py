@@ -1,0 +1,193 @@
+"""Each build pass on small graphs: fold, DLA support reasons, placement, fusion, partition, reformats."""
+from pathlib import Path
+
+import pytest
+
+import dlasim
+from dlasim import GraphBuilder
+from dlasim.errors import BuildError, DlasimError
+from dlasim.passes import build_plan
+from dlasim.passes.dla_support import cbuf_banks_needed
+
+ROOT = Path(__file__).resolve().parents[1]
+XAVIER = dlasim.hardware("xavier-agx")
+ORIN = dlasim.hardware("orin-agx")
+
+
+def plan(g, hw=XAVIER, **kw):
+    kw.setdefault("device", "dla")
+    kw.setdefault("precision", "fp16")
+    return build_plan(g, hw, **kw)
+
+
+def conv_bn_relu(b, x, k, **kw):
+    return b.relu(b.bn(b.conv(x, k, **kw)))
+
+
+def test_fold_removes_dropout_and_identity_reshape():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 16, 8, 8))
+    y = b.op("Dropout", [b.conv(x, 16, 3)], name="drop")
+    y = b.reshape(y, [1, 16, 8, 8], name="noop_reshape")
+    p = plan(b.build([b.relu(y)]))
+    folded = {d.layer for d in p.decisions if d.pass_name == "fold"}
+    assert folded == {"drop", "noop_reshape"}
+    assert all("drop" not in s.layers for s in p.steps)
+
+
+def test_conv_bn_relu_fuses_into_one_step_on_both_engines():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 16, 8, 8))
+    g = b.build([conv_bn_relu(b, x, 32, kernel=3)])
+    for device in ("dla", "gpu"):
+        layers = [s for s in plan(g, device=device).steps if s.kind == "layer"]
+        assert len(layers) == 1
+        assert layers[0].name == "conv + bn + relu"
+        assert layers[0].layers == ["conv", "bn", "relu"]
+
+
+def test_residual_add_relu_fuses_into_the_conv():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 32, 8, 8))
+    y = b.bn(b.conv(conv_bn_relu(b, x, 32, kernel=3, name="c1"), 32, 3, name="c2"), name="bn2")
+    out = b.relu(b.add(y, x, name="add"), name="out")
+    steps = [s for s in plan(b.build([out]), device="gpu").steps if s.kind == "layer"]
+    assert [s.name for s in steps] == ["c1 + bn + relu", "c2 + bn2 + add + out"]
+
+
+def test_silu_sigmoid_mul_fuses_into_the_conv():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 16, 8, 8))
+    g = b.build([b.silu(b.conv(x, 16, 3, name="c"), name="act")])
+    steps = [s for s in plan(g, device="gpu").steps if s.kind == "layer"]
+    assert len(steps) == 1 and set(steps[0].layers) == {"c", "act.sigmoid", "act.mul"}
+
+
+def test_dla_conv_then_pool_runs_fused_in_pdp():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 16, 16, 16))
+    g = b.build([b.maxpool(b.relu(b.conv(x, 32, 3)), 2)])
+    steps = [s for s in plan(g).steps if s.kind == "layer"]
+    assert len(steps) == 1 and steps[0].layers == ["conv", "relu", "maxpool"]
+    assert steps[0].attrs.get("fused_pool") is not None
+
+
+def test_fallback_reason_for_mish_and_two_transitions():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 16, 16, 16))
+    y = b.mish(b.conv(x, 16, 3, name="c1"), name="m")
+    g = b.build([b.conv(y, 16, 3, name="c2")])
+    p = plan(g)
+    assert p.fallback == [{"name": "m", "op": "Mish", "reason": "Mish is not supported on DLA v1"}]
+    assert p.dla_subgraphs == 2 and p.transitions == 2
+    assert [s.kind for s in p.steps].count("transition") == 2
+
+
+@pytest.mark.parametrize("attrs,reason", [
+    (dict(kernel=35, pad=0), "kernel 35 > 32"),
+    (dict(kernel=3, stride=9, pad=1), "stride 9 > 8"),
+    (dict(kernel=3, pad=3), "padding 3 >= kernel 3"),
+])
+def test_conv_parameter_limits(attrs, reason):
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 8, 64, 64))
+    g = b.build([b.conv(x, 8, **attrs)])
+    assert plan(g).fallback[0]["reason"] == reason
+
+
+def test_concat_on_width_falls_back():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 8, 8, 8))
+    g = b.build([b.concat([b.relu(x), b.sigmoid(x)], axis=3)])
+    assert plan(g).fallback[0]["reason"] == "concat axis is not channels"
+
+
+def test_pool_window_limit_and_softmax_only_on_orin():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 8, 32, 32))
+    g = b.build([b.softmax(b.maxpool(x, 13, 1, 6))])
+    reasons = {f["op"]: f["reason"] for f in plan(g).fallback}
+    assert reasons["MaxPool"] == "pooling window 13 > 8"
+    assert "Softmax" in reasons
+    assert "Softmax" not in {f["op"] for f in plan(g, ORIN).fallback}
+
+
+def test_cbuf_check_formula_and_rejection():
+    # dla.md s3.3 worked by hand: C=512, 3x3, FP16: ceil(roundup(9216,128)/32768)=1 weight bank;
+    # entries per slice = ceil(ceil(1024/32)*160/4) = 1280; x3 rows / 256 = 15 data banks -> 16 (fits, boundary)
+    assert cbuf_banks_needed(512, 3, 3, 160, 1, 2, XAVIER.dla) == (1, 15)
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 1024, 8, 1024))
+    g = b.build([b.conv(x, 16, 3)])
+    assert plan(g).fallback[0]["reason"].startswith("CBUF check failed")
+
+
+def test_matmul_constant_on_dla_dynamic_fails_without_fallback():
+    b = GraphBuilder("mm")
+    a = b.input("a", (128, 1024))
+    w = b.const("w", (1024, 128))
+    g = b.build([b.matmul(a, w)])
+    layers = [s for s in plan(g, ORIN, precision="int8", gpu_fallback=False).steps if s.kind == "layer"]
+    assert [s.device for s in layers] == ["dla"]
+    b = GraphBuilder("mm2")
+    a, c = b.input("a", (128, 1024)), b.input("b", (1024, 128))
+    g = b.build([b.matmul(a, c, name="/MatMul")])
+    with pytest.raises(BuildError) as e:
+        plan(g, ORIN, gpu_fallback=False)
+    msg = str(e.value)
+    assert "'/MatMul' (MatMul)" in msg and "1x1 convolution with constant weights" in msg and "\n" not in msg
+
+
+def test_loadable_limit_sends_later_regions_to_gpu():
+    b = GraphBuilder("chain")
+    y = b.input("x", (1, 16, 16, 16))
+    for i in range(20):
+        y = b.mish(b.conv(y, 16, 3, name=f"c{i}"), name=f"m{i}")
+    p = plan(b.build([y]))
+    assert p.dla_subgraphs == 16
+    assert any("past the 16th DLA loadable" in f["reason"] for f in p.fallback)
+    assert all(s.subgraph < 16 for s in p.steps)
+
+
+def test_boundary_reformats_and_io_formats_remove_them():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 3, 32, 32))
+    g = b.build([b.relu(b.conv(x, 16, 3))])
+    p = plan(g, precision="int8")
+    kinds = [(s.kind, s.attrs.get("src"), s.attrs.get("dst")) for s in p.steps if s.kind == "reformat"]
+    assert kinds == [("reformat", ("fp32", "linear"), ("int8", "chw32")),
+                     ("reformat", ("int8", "chw32"), ("fp32", "linear"))]
+    p = plan(g, precision="int8", input_formats="int8:dla_hwc4", output_formats="int8:chw32")
+    assert [s.kind for s in p.steps if s.kind == "reformat"] == []
+    with pytest.raises(DlasimError):
+        plan(g, input_formats="int8:nonsense")
+
+
+def test_int8_sigmoid_runs_fp16_on_dla_with_reason():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 16, 8, 8))
+    g = b.build([b.sigmoid(b.conv(x, 16, 3)), b.sigmoid(x, name="alone")])
+    fused, alone = [s for s in plan(g, precision="int8").steps if s.kind == "layer"]
+    assert fused.precision == "int8" and "INT8 Sigmoid runs in FP16" in fused.reason
+    assert fused.attrs["precision_unsupported"]
+    assert alone.precision == "fp16" and alone.attrs["precision_unsupported"]
+
+
+def test_gpu_device_puts_everything_on_gpu():
+    p = plan(dlasim.load("zoo:resnet18"), device="gpu")
+    assert {s.device for s in p.steps} == {"gpu"} and p.dla_subgraphs == 0 and p.fallback == []
+
+
+def test_googlenet_prototxt_one_subgraph_only_softmax_on_gpu():
+    proto = ROOT / "validation" / "data" / "haxconn" / "prototxt" / "googlenet.prototxt"
+    p = plan(dlasim.load(str(proto)))
+    assert p.dla_subgraphs == 1
+    assert [f["op"] for f in p.fallback] == ["Softmax"]
+
+
+def test_yolov4_mish_falls_back_with_transitions():
+    p = plan(dlasim.load("zoo:yolov4"), gpu_fallback=True)
+    mish = [f for f in p.fallback if f["op"] == "Mish"]
+    assert mish and mish[0]["reason"] == "Mish is not supported on DLA v1"
+    assert p.dla_subgraphs >= 2 and p.transitions >= 2
+    assert max(s.subgraph for s in p.steps) < 16
