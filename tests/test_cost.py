@@ -1,0 +1,147 @@
+"""Cost formulas against hand-computed numbers (DLA conv core, CBUF traffic, SDP, GPU GEMM tiles, copies)."""
+import math
+
+import pytest
+
+import dlasim
+from dlasim import GraphBuilder
+from dlasim.cost import finish
+from dlasim.cost.dla import conv_cycles, conv_traffic
+from dlasim.cost.geometry import ConvShape
+from dlasim.cost.gpu import gemm_time
+from dlasim.hardware import hardware
+
+XAVIER = hardware("xavier-agx")
+DLA = XAVIER.dla
+
+
+def test_finish_names_the_bound_and_adds_overhead():
+    c = finish(2e-3, 1e-3, 1e-4)
+    assert c.bound == "compute" and c.total_s == pytest.approx(2.1e-3)
+    c = finish(1e-3, 3e-3, 0.0)
+    assert c.bound == "memory" and c.total_s == pytest.approx(3e-3)
+    c = finish(1e-6, 2e-6, 1e-6, floor_s=8e-6)
+    assert c.bound == "overhead" and c.total_s == pytest.approx(9e-6) and c.parts["floor_s"] == pytest.approx(6e-6)
+
+
+def test_dla_conv_cycles_seed000_3x3_int8():
+    # 528 -> 256, 3x3, 14x14, batch 32, INT8 on a 64x32 atom: ceil(528/64)=9 C-atoms, 256/32=8 K-atoms,
+    # 32*196 = 6272 output pixels per block (>= 16, full stripes): 9*8*9*6272 cycles
+    cs = ConvShape(32, 528, 14, 14, 256, 14, 14, 3, 3)
+    cycles, ideal = conv_cycles(cs, DLA, "int8", first_layer=False)
+    assert cycles == 9 * 8 * 9 * 6272
+    assert ideal == pytest.approx(32 * 256 * 196 * 528 * 9 / 2048)
+    # FP16: 16 kernels per atom -> twice the K-atoms
+    assert conv_cycles(cs, DLA, "fp16", False)[0] == 9 * 16 * 9 * 6272
+
+
+def test_dla_fc_batch1_runs_at_6_25_percent():
+    # one output pixel per stripe: each atomic op waits the 16-cycle weight load (dla.md s1.2)
+    cs = ConvShape(1, 1024, 1, 1, 1024, 1, 1)
+    cycles, ideal = conv_cycles(cs, DLA, "int8", False)
+    assert ideal / cycles == pytest.approx(1 / 16)
+    # batch 32 fills a stripe: full efficiency
+    cs32 = ConvShape(32, 1024, 1, 1, 1024, 1, 1)
+    c32, i32 = conv_cycles(cs32, DLA, "int8", False)
+    assert i32 / c32 == pytest.approx(1.0)
+
+
+def test_dla_image_mode_first_layer_half_utilisation():
+    cs = ConvShape(1, 3, 224, 224, 64, 112, 112, 7, 7, stride=2)
+    cycles, ideal = conv_cycles(cs, DLA, "fp16", first_layer=True)
+    assert cycles == pytest.approx(ideal / 0.5)
+
+
+def test_dla_cbuf_fit_and_refetch():
+    # fits: 64x56x56 INT8 input (224 KB incl. 32-B atoms) + 64*64*9 B weights (36 KB) < 512 KB
+    cs = ConvShape(1, 64, 56, 56, 64, 56, 56, 3, 3)
+    traffic, refetch = conv_traffic(cs, DLA, 1, out_bytes=64 * 3136, extra_in_bytes=0)
+    assert refetch == 0 and traffic == 64 * 3136 + 64 * 64 * 9 + 64 * 3136
+    # does not fit: 512x28x28 FP16 input (784 KB) and 512*512*9*2 B = 4.5 MB of weights
+    cs = ConvShape(1, 512, 28, 28, 512, 28, 28, 3, 3)
+    x_in, wt, y = 512 * 784 * 2, 512 * 512 * 9 * 2, 512 * 784 * 2
+    traffic, refetch = conv_traffic(cs, DLA, 2, out_bytes=y, extra_in_bytes=0)
+    x_min = 3 * 28 * 512 * 2
+    stream_w = math.ceil(wt / (DLA.cbuf_bytes - x_min)) * x_in + wt
+    wt_min = 16 * 512 * 9 * 2
+    stream_x = x_in + math.ceil(x_in / (DLA.cbuf_bytes - wt_min)) * wt
+    assert traffic == min(stream_w, stream_x) + y
+    assert refetch == traffic - (x_in + wt + y) > 0
+
+
+def test_dla_sigmoid_fused_is_output_bound_at_lut_rate():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 64, 64))
+    g = b.build([b.sigmoid(b.conv(x, 64, 1, bias=False))])
+    e = dlasim.estimate(g, XAVIER, device="dla", precision="fp16", input_formats="fp16:chw16",
+                        output_formats="fp16:chw16")
+    conv = [s for s in e.steps if s.kind == "layer"][0]
+    # 64*64*64 outputs through the SDP LUT at 4 elem/cycle vs 64*64*4 MAC cycles
+    assert conv.compute_ms == pytest.approx(64 * 64 * 64 / 4 / DLA.clock_hz / DLA.mac_eff("fp16") * 1e3)
+    assert conv.parts["output_bound"]
+
+
+def test_gpu_gemm_tile_and_wave_quantization():
+    a100 = hardware("a100")
+    gpu = a100.gpu
+    m, n, k = 4096, 1024, 4096
+    t, info = gemm_time(m, n, k, gpu, "fp16", [[256, 128, 32]])
+    tiles = 16 * 8
+    waves = math.ceil(tiles / gpu.sm_count)
+    expect = waves * 256 * 128 * 4096 / (gpu.fma_per_clk_per_sm("fp16") * gpu.clock_hz * gpu.tensor_efficiency)
+    assert t == pytest.approx(expect)
+    assert info["tile_eff"] == 1.0 and info["wave_eff"] == pytest.approx(tiles / (waves * gpu.sm_count))
+    # N = 96 in a 128-wide tile: tile efficiency 0.75
+    _, info = gemm_time(4096, 96, 4096, gpu, "fp16", [[256, 128, 32]])
+    assert info["tile_eff"] == pytest.approx(0.75)
+
+
+def test_gpu_small_layer_hits_the_kernel_floor():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 8, 8, 8))
+    g = b.build([b.conv(x, 8, 1)])
+    e = dlasim.estimate(g, "h200", device="gpu", precision="fp32")
+    conv = [s for s in e.steps if s.kind == "layer"][0]
+    gpu = hardware("h200").gpu
+    assert conv.bound == "overhead"
+    assert conv.time_ms == pytest.approx((gpu.kernel_floor_s + gpu.launch_overhead_s) * 1e3)
+
+
+def test_sparse_ineligible_reasons():
+    b = GraphBuilder("t")
+    x = b.input("x", (8, 256, 32, 32))
+    y = b.conv(x, 256, 3, groups=256, name="dw")
+    y = b.conv(y, 256, 3, name="dense")
+    e = dlasim.estimate(b.build([y]), "a40", device="gpu", precision="fp16", sparsity="force")
+    parts = {s.name: s.parts for s in e.steps if s.kind == "layer"}
+    assert parts["dw"].get("sparse", "off") in ("off", "ineligible")
+    assert parts["dense"]["sparse"] in ("used", "too_small")
+    e = dlasim.estimate(b.build([y]), "xavier-agx", device="gpu", precision="fp16", sparsity="force")
+    dense = [s for s in e.steps if s.name == "dense"][0]
+    assert dense.parts["sparse"] == "ineligible" and "no sparse tensor cores" in dense.parts["sparse_reason"]
+
+
+def test_copy_cost_bytes_over_bandwidth_plus_floor():
+    b = GraphBuilder("t")
+    x = b.input("x", (32, 528, 14, 14))
+    g = b.build([b.conv(x, 256, 1, bias=False)])
+    e = dlasim.estimate(g, XAVIER, device="dla", precision="int8")
+    cp = XAVIER.copies
+    first = [s for s in e.steps if s.kind == "reformat"][0]
+    nbytes = 32 * 528 * 196 * 4 + 32 * 544 * 196 * 1     # FP32 read; INT8 write with C padded to 32
+    assert first.bytes == nbytes
+    eff = cp.dla_copy_efficiency or cp.reformat_efficiency
+    expect = max(nbytes / (XAVIER.memory.dram_bandwidth_bytes_per_s * eff), cp.reformat_floor_s) \
+        + cp.transition_overhead_s
+    assert first.time_ms == pytest.approx(expect * 1e3)
+
+
+def test_power_mode_slows_the_dla():
+    g = dlasim.load("zoo:resnet18")
+    fast = dlasim.estimate(g, "orin-agx:maxn", device="dla", precision="int8")
+    slow = dlasim.estimate(g, "orin-agx:15w", device="dla", precision="int8")
+    assert slow.total_ms > 1.3 * fast.total_ms
+    ratio = hardware("orin-agx:maxn").dla.clock_hz / hardware("orin-agx:15w").dla.clock_hz
+    for f, s in zip(fast.steps, slow.steps):
+        if f.kind == "layer" and f.device == "dla" and f.bound == "compute":
+            assert s.compute_ms == pytest.approx(f.compute_ms * ratio)
