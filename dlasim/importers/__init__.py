@@ -1,0 +1,108 @@
+"""Model importers: turn a model file, a zoo name or a Graph into a shaped Graph.
+
+`load_model` is the single entry point (DESIGN.md, "Data flow": model file / zoo / builder -> Graph).
+Suffixes: `.onnx` (importers/onnx.py, the `onnx` package, imported lazily so the CLI starts fast),
+`.prototxt` (importers/caffe.py, no Caffe dependency), `.json` (Graph.to_json output), and `zoo:NAME`
+(dlasim.zoo). `parse_shapes` reads trtexec's `--shapes=name:1x3x224x224[,name2:...]` spelling.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import ModelError
+from ..ir import Graph
+
+SUFFIXES = (".onnx", ".prototxt", ".json")
+
+
+def load_model(model, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:
+    """Load `model` (a Graph, a `.onnx`/`.prototxt`/`.json` path, or `zoo:NAME`) as a shaped Graph.
+
+    `shapes` overrides input shapes (trtexec --shapes) and fills dynamic dimensions; `batch` sets
+    dimension 0 of every input (trtexec --batch). A Graph argument is not modified: overrides make a copy.
+    Any problem raises ModelError with a one-line message.
+    """
+    shapes = {k: tuple(int(d) for d in v) for k, v in (shapes or {}).items()}
+    if batch is not None and int(batch) < 1:
+        raise ModelError(f"--batch must be >= 1, got {batch}")
+    if isinstance(model, Graph):
+        g = model
+    else:
+        text = os.fspath(model) if isinstance(model, os.PathLike) else str(model)
+        if text.startswith("zoo:"):
+            g = _load_zoo(text[4:])
+        else:
+            return _load_file(text, shapes, batch)
+    if shapes:
+        g = g.with_shapes(shapes)
+    if batch is not None:
+        g = g.with_batch(int(batch))
+    return g
+
+
+def _load_zoo(name: str) -> Graph:
+    try:
+        from .. import zoo
+    except ImportError as e:
+        raise ModelError(f"zoo:{name}: the model zoo is not available ({e})") from None
+    try:
+        return zoo.build(name)
+    except ModelError:
+        raise
+    except KeyError:
+        known = ", ".join(zoo.names()) if hasattr(zoo, "names") else ""
+        raise ModelError(f"zoo:{name}: unknown zoo model" + (f" (known: {known})" if known else "")) from None
+
+
+def _load_file(path: str, shapes: dict[str, tuple], batch: int | None) -> Graph:
+    suffix = Path(path).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ModelError(f"{path}: unknown model format {suffix or '(no suffix)'!r}; expected "
+                         f"{', '.join(SUFFIXES)} or zoo:NAME")
+    if not os.path.isfile(path):
+        why = "is a directory" if os.path.isdir(path) else "no such file"
+        raise ModelError(f"{path}: cannot read model ({why})")
+    if suffix == ".onnx":
+        from .onnx import load_onnx
+        return load_onnx(path, shapes, batch)
+    if suffix == ".prototxt":
+        from .caffe import load_prototxt
+        return load_prototxt(path, shapes, batch)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ModelError(f"{path}: cannot read model ({getattr(e, 'strerror', None) or e})") from None
+    g = Graph.from_json(text, source=path).infer_shapes()
+    if shapes:
+        g = g.with_shapes(shapes)
+    if batch is not None:
+        g = g.with_batch(int(batch))
+    return g
+
+
+def parse_shapes(text: str) -> dict[str, tuple[int, ...]]:
+    """Parse trtexec's `--shapes` value: `name:1x3x224x224[,name2:1x10]` -> {name: (1, 3, 224, 224), ...}.
+
+    The name is everything before the last ':' (so `input:0:1x3x8x8` names tensor `input:0`); quotes
+    around a name are dropped, as trtexec allows `'input:0':1x3x8x8`.
+    """
+    out: dict[str, tuple[int, ...]] = {}
+    usage = "expected name:1x3x224x224[,name2:...]"
+    for part in (text or "").split(","):
+        part = part.strip()
+        name, sep, dims = part.rpartition(":")
+        name = name.strip().strip("'\"")
+        try:
+            shape = tuple(int(d) for d in dims.strip().lower().split("x"))
+        except ValueError:
+            shape = ()
+        if not sep or not name or not shape or any(d < 1 for d in shape):
+            raise ModelError(f"--shapes: {usage}, got {part!r}")
+        if name in out:
+            raise ModelError(f"--shapes: {name!r} is given twice")
+        out[name] = shape
+    return out
+
+
+__all__ = ["load_model", "parse_shapes"]
