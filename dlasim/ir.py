@@ -174,10 +174,12 @@ class Graph:
                 outs = []
                 for t in layer.outputs:
                     known = self.tensors[t].shape
-                    if known is None:
+                    if known is None or "shape_assumed" in layer.flags:
                         known = in_shapes[0] if in_shapes else ()
                         if "shape_assumed" not in layer.flags:
                             layer.flags.append("shape_assumed")
+                    elif in_shapes and known and len(in_shapes[0]) == len(known):
+                        known = (in_shapes[0][0],) + tuple(known[1:])   # follow a batch override
                     outs.append(known)
             except (IndexError, TypeError, ValueError, ZeroDivisionError) as e:
                 raise ModelError(f"{self.source or self.name}: layer {layer.name!r} ({layer.op}): "
