@@ -1,0 +1,395 @@
+"""`dlasim validate`: run the measured cases in validation/cases.csv and compare predicted with measured.
+
+Each row of cases.csv is one measured number with its source (file + section). The harness loads the model
+(a path relative to the repository root, `zoo:NAME`, or a `builder:` spec from validation/models.py), runs
+it through the public API (`dlasim.estimate`), picks the predicted quantity named by the `metric` column,
+converts the measured value to milliseconds, and reports the signed error (pred - meas) / meas * 100.
+
+Columns: name, suite, platform (spec name[:mode]), model, device, precision, batch, options
+(`key=value;...`: input_formats, output_formats, shapes, gpu_fallback, sparsity, dla_core), metric, measured,
+unit, engines, tolerance_pct, notes, source.
+
+metric:
+    total_ms                          Estimate.total_ms
+    steps_ms:FILTER[,FILTER...]       sum of step times over the steps matching every filter:
+        kind=layer|reformat           step kind in the list       device=dla|gpu
+        name^=PREFIX[|PREFIX]          step name starts with one   name!^=PREFIX  starts with none
+        layer=NAME[|NAME]             one of the fused original layers is listed
+        group=LO-HI                   the step's anchor layer (its conv/gemm, else its first layer) has a
+                                      TensorRT layer index in LO..HI (model layer order, Dropout not counted,
+                                      as TensorRT's Caffe parser drops it; HaX-CoNN's group numbering)
+measured (a number, or read from the data file the source names):
+    median(PATH:COLUMN)               median of a CSV column ('#' lines are comments)
+    csvsum(PATH:COLUMN:KEY=V1|V2)     sum of COLUMN over the rows whose KEY is one of the values
+    json(PATH:a.b[k=v,k2=v2].c)       a JSON value; [k=v,...] picks the one list item with those fields
+    trex_gpu_median(PATH)             'GPU Compute Time' median of a trex *.profile.metadata.json
+unit (to milliseconds): ms; us; qps (latency of one inference = engines / qps); img_per_s (latency of one
+inference of the batch = batch * engines / img_per_s). `engines` (default 1) is the number of engines that
+share the throughput, e.g. 2 for Orin's two DLAs.
+"""
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import math
+import re
+import statistics
+from pathlib import Path
+
+from .errors import DlasimError
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "validation" / "cases.csv"
+MODELS = ROOT / "validation" / "models.py"
+
+ANCHOR_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
+NOT_TRT_LAYERS = ("Dropout",)  # removed by TensorRT's parsers; not counted in layer indices
+
+
+# ---- case file --------------------------------------------------------------------------------------
+
+def load_cases(path: str | Path | None = None) -> list[dict]:
+    path = Path(path) if path else CASES
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = [r for r in csv.DictReader(line for line in f if not line.lstrip().startswith("#"))]
+    except OSError as e:
+        raise DlasimError(f"{path}: cannot read validation cases ({e.strerror})") from None
+    for i, r in enumerate(rows, start=2):
+        if not (r.get("name") or "").strip():
+            raise DlasimError(f"{path}: row {i} has no name")
+    return [{k: (v or "").strip() for k, v in r.items() if k is not None} for r in rows]
+
+
+def parse_options(text: str) -> dict:
+    """`input_formats=int8:dla_hwc4;shapes=input:1x3x768x1280` -> keyword arguments of dlasim.estimate."""
+    from .importers import parse_shapes
+    out: dict = {}
+    for item in filter(None, (p.strip() for p in (text or "").split(";"))):
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq:
+            raise DlasimError(f"options: expected key=value, got {item!r}")
+        if key in ("input_formats", "output_formats", "sparsity"):
+            out[key] = value
+        elif key == "shapes":
+            out[key] = parse_shapes(value)
+        elif key == "gpu_fallback":
+            out[key] = value.lower() in ("1", "true", "yes", "on")
+        elif key == "dla_core":
+            out[key] = int(value)
+        else:
+            raise DlasimError(f"options: unknown key {key!r}")
+    return out
+
+
+# ---- measured values ----------------------------------------------------------------------------------
+
+def _data_path(text: str, root: Path) -> Path:
+    p = Path(text.strip())
+    return p if p.is_absolute() else root / p
+
+
+def _csv_rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(line for line in f if not line.lstrip().startswith("#")))
+
+
+def _json_select(data, path: str):
+    for part in filter(None, re.findall(r"[^.\[\]]+|\[[^\]]*\]", path)):
+        if part.startswith("["):
+            want = dict(kv.split("=", 1) for kv in part[1:-1].split(","))
+            hits = [item for item in data if isinstance(item, dict)
+                    and all(str(item.get(k)) == v for k, v in want.items())]
+            if len(hits) != 1:
+                raise DlasimError(f"json selector {part} matches {len(hits)} items (need exactly 1)")
+            data = hits[0]
+        else:
+            data = data[int(part)] if isinstance(data, list) else data[part]
+    return data
+
+
+def measured_value(expr: str, root: Path = ROOT) -> float:
+    """The measured number of a case, in the case's unit (see the module notes)."""
+    expr = expr.strip()
+    m = re.fullmatch(r"(\w+)\((.*)\)", expr, flags=re.S)
+    if not m:
+        return float(expr)
+    fn, arg = m.group(1), m.group(2)
+    if fn == "median":
+        path, _, col = arg.rpartition(":")
+        return statistics.median(float(r[col]) for r in _csv_rows(_data_path(path, root)))
+    if fn == "csvsum":
+        path, col, sel = arg.split(":", 2)
+        key, _, values = sel.partition("=")
+        wanted = values.split("|")
+        rows = {r[key]: r for r in _csv_rows(_data_path(path, root))}
+        missing = [v for v in wanted if v not in rows]
+        if missing:
+            raise DlasimError(f"csvsum: no row with {key}={missing[0]!r} in {path}")
+        return sum(float(rows[v][col]) for v in wanted)
+    if fn == "json":
+        path, _, sel = arg.partition(":")
+        data = json.loads(_data_path(path, root).read_text(encoding="utf-8"))
+        return float(_json_select(data, sel))
+    if fn == "trex_gpu_median":
+        from .trtexec import parse_metadata
+        return float(parse_metadata(_data_path(arg, root))["gpu_compute_ms"]["median"])
+    raise DlasimError(f"measured: unknown function {fn!r}")
+
+
+def to_ms(value: float, unit: str, batch: int | None, engines: int) -> float:
+    unit = (unit or "ms").lower()
+    if unit == "ms":
+        return value
+    if unit == "us":
+        return value / 1e3
+    if unit == "qps":
+        return 1e3 * engines / value
+    if unit == "img_per_s":
+        if not batch:
+            raise DlasimError("unit img_per_s needs a batch")
+        return 1e3 * batch * engines / value
+    raise DlasimError(f"unknown unit {unit!r}")
+
+
+# ---- predicted values ---------------------------------------------------------------------------------
+
+def _models_module():
+    spec = importlib.util.spec_from_file_location("dlasim_validation_models", MODELS)
+    if spec is None or not MODELS.is_file():
+        raise DlasimError(f"{MODELS}: not found (builder: models need the repository checkout)")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class _Runner:
+    """Loads each model, platform and estimate once per run."""
+
+    def __init__(self, root: Path = ROOT):
+        self.root = root
+        self.graphs: dict = {}
+        self.platforms: dict = {}
+        self.estimates: dict = {}
+        self._models = None
+
+    def graph(self, model: str):
+        if model not in self.graphs:
+            import dlasim
+            if model.startswith("builder:"):
+                if self._models is None:
+                    self._models = _models_module()
+                g = self._models.build(model)
+            elif model.startswith("zoo:"):
+                g = dlasim.load(model)
+            else:
+                g = dlasim.load(str(_data_path(model, self.root)))
+            self.graphs[model] = g
+        return self.graphs[model]
+
+    def platform(self, name: str):
+        if name not in self.platforms:
+            import dlasim
+            self.platforms[name] = dlasim.hardware(name)
+        return self.platforms[name]
+
+    def estimate(self, case: dict):
+        import dlasim
+        key = tuple(case.get(k, "") for k in ("model", "platform", "device", "precision", "batch", "options"))
+        if key not in self.estimates:
+            kw = parse_options(case.get("options", ""))
+            batch = int(case["batch"]) if case.get("batch") else None
+            self.estimates[key] = dlasim.estimate(self.graph(case["model"]), self.platform(case["platform"]),
+                                                  device=case.get("device") or "gpu",
+                                                  precision=case.get("precision") or "fp16", batch=batch, **kw)
+        return self.estimates[key]
+
+
+def _layer_index(graph) -> dict[str, int]:
+    idx: dict[str, int] = {}
+    for layer in graph.layers:
+        if layer.op not in NOT_TRT_LAYERS:
+            idx[layer.name] = len(idx)
+    return idx
+
+
+def _anchor(step, ops: dict[str, str]) -> str | None:
+    for name in step.layers:
+        if ops.get(name) in ANCHOR_OPS:
+            return name
+    return step.layers[0] if step.layers else None
+
+
+_FILTER = re.compile(r"^\s*(kind|device|name|layer|group)\s*(!\^=|\^=|=)\s*(.*?)\s*$")
+
+
+def select_steps(estimate, graph, filters: str) -> list:
+    """The steps of `estimate` matching every filter of a `steps_ms:` metric."""
+    steps = list(estimate.steps)
+    for item in filter(None, (f.strip() for f in filters.split(","))):
+        m = _FILTER.match(item)
+        if not m:
+            raise DlasimError(f"metric: bad step filter {item!r}")
+        key, opr, value = m.groups()
+        values = value.split("|")
+        if key == "name" and opr in ("^=", "!^="):
+            keep = opr == "^="
+            steps = [s for s in steps if any(s.name.startswith(v) for v in values) == keep]
+        elif opr != "=":
+            raise DlasimError(f"metric: {key} takes '=', got {item!r}")
+        elif key == "kind":
+            steps = [s for s in steps if s.kind in values]
+        elif key == "device":
+            steps = [s for s in steps if s.device in values]
+        elif key == "name":
+            steps = [s for s in steps if s.name in values]
+        elif key == "layer":
+            steps = [s for s in steps if set(s.layers) & set(values)]
+        else:  # group
+            lo, sep, hi = value.partition("-")
+            if not sep:
+                raise DlasimError(f"metric: group expects LO-HI, got {value!r}")
+            lo_i, hi_i = int(lo), int(hi)
+            idx = _layer_index(graph)
+            ops = {l.name: l.op for l in graph.layers}
+            steps = [s for s in steps if (a := _anchor(s, ops)) is not None and lo_i <= idx.get(a, -1) <= hi_i]
+    return steps
+
+
+def predicted_value(estimate, graph, metric: str) -> tuple[float, list[str]]:
+    kind, _, filters = metric.partition(":")
+    kind = kind.strip()
+    if kind == "total_ms":
+        return estimate.total_ms, []
+    if kind == "steps_ms":
+        steps = select_steps(estimate, graph, filters)
+        warn = [] if steps else [f"metric {metric!r} matched no step"]
+        return sum(s.time_ms for s in steps), warn
+    raise DlasimError(f"unknown metric {metric!r} (total_ms or steps_ms:FILTERS)")
+
+
+# ---- run and summarise --------------------------------------------------------------------------------
+
+def error_pct(predicted: float, measured: float) -> float:
+    """Signed relative error in percent: (predicted - measured) / measured * 100."""
+    return (predicted - measured) / measured * 100.0
+
+
+def platform_key(platform: str) -> str:
+    return platform.split(":", 1)[0]
+
+
+def summarize(rows: list[dict]) -> dict:
+    ok = [r for r in rows if r.get("error_pct") is not None]
+    errs = sorted(abs(r["error_pct"]) for r in ok)
+    n = len(ok)
+
+    def share(limit):
+        return sum(e <= limit for e in errs) / n if n else None
+
+    tol = [r for r in ok if r.get("within_tolerance") is not None]
+    return {"n": n, "n_errors": len(rows) - n,
+            "median_abs_error_pct": statistics.median(errs) if errs else None,
+            "mean_abs_error_pct": sum(errs) / n if n else None,
+            "within_10pct": share(10.0), "within_20pct": share(20.0), "within_30pct": share(30.0),
+            "within_tolerance": (sum(r["within_tolerance"] for r in tol) / len(tol)) if tol else None}
+
+
+def run_case(case: dict, runner: _Runner | None = None) -> dict:
+    """One case -> a result row; any exception becomes an error row."""
+    runner = runner or _Runner()
+    row = {"name": case.get("name", ""), "suite": case.get("suite", ""), "platform": case.get("platform", ""),
+           "model": case.get("model", ""), "device": case.get("device", ""),
+           "precision": case.get("precision", ""), "batch": int(case["batch"]) if case.get("batch", "").isdigit() else None,
+           "metric": case.get("metric", ""), "measured": None, "predicted": None, "error_pct": None,
+           "tolerance_pct": None, "within_tolerance": None, "measured_value": case.get("measured", ""),
+           "unit": case.get("unit", "") or "ms", "source": case.get("source", ""), "notes": case.get("notes", ""),
+           "warnings": [], "error": None}
+    try:
+        if case.get("tolerance_pct"):
+            row["tolerance_pct"] = float(case["tolerance_pct"])
+        engines = int(case["engines"]) if case.get("engines") else 1
+        value = measured_value(case.get("measured", ""), runner.root)
+        row["measured_value"] = value
+        row["measured"] = to_ms(value, row["unit"], row["batch"], engines)
+        est = runner.estimate(case)
+        pred, warn = predicted_value(est, runner.graph(case["model"]), case.get("metric") or "total_ms")
+        row["predicted"] = pred
+        row["warnings"] = list(est.warnings) + warn
+        row["error_pct"] = error_pct(pred, row["measured"])
+        if not math.isfinite(row["error_pct"]):
+            raise DlasimError(f"error is not finite (measured {row['measured']})")
+        if row["tolerance_pct"] is not None:
+            row["within_tolerance"] = abs(row["error_pct"]) <= row["tolerance_pct"]
+    except Exception as e:  # a broken case is reported, never a crash
+        row["predicted"] = row["error_pct"] = row["within_tolerance"] = None
+        msg = str(e).splitlines()[0] if str(e) else ""
+        row["error"] = f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+    return row
+
+
+def run(suite: str | None = None, path: str | Path | None = None) -> dict:
+    """Run every case (or those of `suite`, comma-separated names allowed) and summarise per platform."""
+    cases = load_cases(path)
+    if suite:
+        wanted = {s.strip() for s in suite.split(",") if s.strip()}
+        known = sorted({c.get("suite", "") for c in cases})
+        unknown = sorted(wanted - set(known))
+        if unknown:
+            raise DlasimError(f"--suite: unknown suite {unknown[0]!r}; known: {', '.join(known)}")
+        cases = [c for c in cases if c.get("suite") in wanted]
+    runner = _Runner()
+    rows = [run_case(c, runner) for c in cases]
+    summary = summarize(rows)
+    summary["all"] = summarize(rows)
+    for plat in dict.fromkeys(platform_key(r["platform"]) for r in rows):
+        summary[plat] = summarize([r for r in rows if platform_key(r["platform"]) == plat])
+    return {"cases_file": str(Path(path) if path else CASES.relative_to(ROOT)), "suite": suite,
+            "cases": rows, "summary": summary}
+
+
+# ---- table -----------------------------------------------------------------------------------------------
+
+def _fmt(v, spec: str, none: str = "-") -> str:
+    return none if v is None else format(v, spec)
+
+
+def render(result: dict) -> str:
+    rows = result.get("cases", [])
+    width = max([len(r["name"]) for r in rows] + [4])
+    pw = max([len(r["platform"]) for r in rows] + [8])
+    hdr = (f"{'case':<{width}}  {'platform':<{pw}}  {'predicted ms':>12}  {'measured ms':>11}  "
+           f"{'error':>8}  {'tol':>4}  ")
+    lines = [hdr, "-" * (len(hdr) + 4)]
+    suite = None
+    for r in rows:
+        if r["suite"] != suite:
+            suite = r["suite"]
+            lines.append(f"[{suite}]")
+        if r.get("error"):
+            lines.append(f"{r['name']:<{width}}  {r['platform']:<{pw}}  {'-':>12}  {_fmt(r['measured'], '.4f'):>11}  "
+                         f"{'ERROR':>8}  {'':>4}  {r['error']}")
+            continue
+        tol = r.get("tolerance_pct")
+        flag = "" if r.get("within_tolerance") is None else ("ok" if r["within_tolerance"] else "OUT")
+        lines.append(f"{r['name']:<{width}}  {r['platform']:<{pw}}  {r['predicted']:>12.4f}  {r['measured']:>11.4f}  "
+                     f"{r['error_pct']:>+7.1f}%  {_fmt(tol, '.0f', ''):>3}%  {flag}")
+    lines.append("")
+    s = result.get("summary", {})
+    sh = f"{'summary':<12} {'n':>3} {'err':>4} {'median |err|':>12} {'<=10%':>6} {'<=20%':>6} {'<=30%':>6} {'in tol':>6}"
+    lines += [sh, "-" * len(sh)]
+
+    def pct(v):
+        return _fmt(None if v is None else v * 100, ".0f") + ("%" if v is not None else "")
+
+    for key, v in s.items():
+        if not isinstance(v, dict):
+            continue
+        lines.append(f"{key:<12} {v['n']:>3} {v['n_errors']:>4} {_fmt(v['median_abs_error_pct'], '.1f'):>11}% "
+                     f"{pct(v['within_10pct']):>6} {pct(v['within_20pct']):>6} {pct(v['within_30pct']):>6} "
+                     f"{pct(v['within_tolerance']):>6}")
+    lines.append("error = (predicted - measured) / measured; tol = the case's tolerance (validation/cases.csv); "
+                 "sources: --format json")
+    return "\n".join(lines)
