@@ -26,13 +26,12 @@ def fuse(ctx) -> None:
     graph_outputs = {ctx.resolve(t) for t in ctx.graph.outputs}
     dead: set[int] = set()
 
+    allowed = {"dla": frozenset(ctx.platform.dla.support.fusable_post_ops if ctx.platform.dla else ()),
+               "gpu": frozenset(ctx.platform.gpu.fusable_post_ops if ctx.platform.gpu else ()) | POINTWISE}
+
     def fusable(s: Step, device: str) -> bool:
-        if id(s) in dead or s.device != device or len(s.members) != 1:
-            return False
-        op = s.members[0].op
-        allowed = (ctx.platform.dla.support.fusable_post_ops if device == "dla"
-                   else ctx.platform.gpu.fusable_post_ops if ctx.platform.gpu else ())
-        return op in allowed or (device == "gpu" and op in POINTWISE)
+        return (s.device == device and len(s.members) == 1 and id(s) not in dead
+                and s.members[0].op in allowed[device])
 
     for head in steps:
         if id(head) in dead or len(head.outputs) != 1:
@@ -114,6 +113,8 @@ def _closed_region(tensor: str, by_input: dict, ok) -> list[Step] | None:
     region = list(by_input.get(tensor, []))
     if not region or not all(ok(s) for s in region):
         return None
+    if len(region) == 1 and len(region[0].inputs) == 1 and len(region[0].outputs) == 1:
+        return region          # a plain chain link (BN, activation): the common case
     while len(region) <= MAX_REGION:
         produced = {o.name for s in region for o in s.outputs} | {tensor}
         open_outs = [o.name for s in region for o in s.outputs
