@@ -104,6 +104,9 @@ def _emit(text: str, path: str | None) -> None:
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".dlasim-")
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)       # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, path)
     except OSError as e:
         raise DlasimError(f"{path}: cannot write ({e.strerror})") from None
