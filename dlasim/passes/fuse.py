@@ -127,7 +127,7 @@ def _closed_region(tensor: str, by_input: dict, ok) -> list[Step] | None:
         new = [u for o in open_outs for u in by_input.get(o, []) if u not in region and ok(u)]
         if not new:
             return None
-        region.extend(dict.fromkeys(new))
+        region.extend({id(u): u for u in new}.values())  # Steps are unhashable dataclasses
     return None
 
 
