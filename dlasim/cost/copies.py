@@ -1,8 +1,12 @@
 """Reformat and transition copies: bytes over an effective bandwidth plus a fixed floor.
 
-reference/gpu_tensorrt.md s3.3: t_reformat ~ max(t_floor, bytes_rw / BW_eff) with BW_eff a fraction of
-DRAM peak; reference/dla.md s0.1 fact 14 and s5.1: copies into and out of DLA memory ("data to nvm",
-"from nvm") and GPU<->DLA hand-overs add a synchronisation cost per boundary.
+- GPU reformats (reference/gpu_tensorrt.md s3.3): t ~ max(t_floor, (bytes read + written) / BW_eff), BW_eff
+  a share of DRAM peak; the A100 table there shows time growing with the bytes written (FP32 -> FP16 NHWC4
+  takes 1.32x the FP32 -> INT8 NC/4HW4 copy of the same input).
+- Copies into and out of DLA memory ("data to nvm", "from nvm") and GPU<->DLA transitions (reference/dla.md
+  s0.1 fact 14, s5.1): seed 000's breakdown (validation/data/seeds/xavier_dla_conv_breakdown.csv) shows the
+  same time for INT8 and FP16 engines although one writes half the bytes, so the larger of the read and
+  write streams sets the time; each such copy also pays the hand-over synchronisation.
 """
 from __future__ import annotations
 
@@ -13,9 +17,13 @@ from . import StepCost, finish
 
 def copy_cost(step: Step, plat: Platform) -> StepCost:
     cp = plat.copies
-    nbytes = step.attrs["bytes_read"] + step.attrs["bytes_written"]
+    rd, wr = step.attrs["bytes_read"], step.attrs["bytes_written"]
     touches_dla = step.kind == "transition" or "dla" in (step.attrs.get("toward"), step.attrs.get("from"))
-    eff = cp.dla_copy_efficiency if (touches_dla and cp.dla_copy_efficiency) else cp.reformat_efficiency
-    memory = nbytes / (plat.memory.dram_bandwidth_bytes_per_s * eff)
-    sync = cp.transition_overhead_s if touches_dla else 0.0
-    return finish(0.0, memory, sync, 0, nbytes, cp.reformat_floor_s)
+    bw = plat.memory.dram_bandwidth_bytes_per_s
+    if touches_dla:
+        memory = max(rd, wr) / (bw * (cp.dla_copy_efficiency or cp.reformat_efficiency))
+        sync = cp.transition_overhead_s
+    else:
+        memory = (rd + wr) / (bw * cp.reformat_efficiency)
+        sync = 0.0
+    return finish(0.0, memory, sync, 0, rd + wr, cp.reformat_floor_s)
