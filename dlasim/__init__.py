@@ -62,11 +62,11 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
 
 def compare(model, hw="xavier-agx", vary: dict | None = None, **options):
     """Estimates for each value of one option (precision, sparsity, device, batch, hw) and the causes."""
-    from .explain import compare as _compare
+    from .causes import compare as _compare
     return _compare(model, hw, vary or {}, **options)
 
 
 def explain(model, hw="xavier-agx", **options):
     """One configuration's ideal-to-predicted waterfall, split into causes, with recovery advice."""
-    from .explain import explain as _explain
+    from .causes import explain as _explain
     return _explain(model, hw, **options)

@@ -21,8 +21,6 @@ import csv
 import io
 import math
 import re
-import sys
-import types
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -978,14 +976,3 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
     basis = (f"{_si(e.macs)} MACs at {_si(ctx.peak * (2 if ctx.sparse else 1))} MAC/s, {where}, "
              f"{ctx.precision.upper()}" + (", 2:4 sparse" if ctx.sparse else ""))
     return ExplainResult(e, ideal, basis, causes, [a[0] for a in advise(cfg, e, [c["code"] for c in causes])])
-
-
-class _CallableModule(types.ModuleType):
-    """Importing this submodule rebinds the package attribute `dlasim.explain` from the API function to the
-    module; calling the module forwards to explain(), so `dlasim.explain(model, hw)` keeps working."""
-
-    def __call__(self, model, hw="xavier-agx", **options) -> ExplainResult:
-        return explain(model, hw, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -7,7 +7,6 @@ Subcommands follow DESIGN.md; trtexec spellings are accepted as aliases (--int8,
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 import tempfile
@@ -135,7 +134,7 @@ def cmd_estimate(a) -> str:
 
 def cmd_explain(a) -> str:
     from . import report
-    explain = importlib.import_module("dlasim.explain")  # the module: `from . import explain` gets the API function
+    from . import causes
     _need_output(a)
     opts = _options(a)
     hw = opts.pop("hw")
@@ -143,7 +142,7 @@ def cmd_explain(a) -> str:
         from .measured import explain_measured
         result = explain_measured(a.model, hw, a.measured, **opts)
     else:
-        result = explain.explain(a.model, hw, **opts)
+        result = causes.explain(a.model, hw, **opts)
     if a.format == "json":
         return report.to_json(result.to_dict())
     if a.format == "html":
@@ -177,11 +176,11 @@ def _parse_vary(items: list[str]) -> dict:
 
 def cmd_compare(a) -> str:
     from . import report
-    explain = importlib.import_module("dlasim.explain")  # the module: `from . import explain` gets the API function
+    from . import causes
     _need_output(a)
     opts = _options(a)
     hw = opts.pop("hw")
-    result = explain.compare(a.model, hw, _parse_vary(a.vary), **opts)
+    result = causes.compare(a.model, hw, _parse_vary(a.vary), **opts)
     if a.format == "json":
         return report.to_json(result.to_dict())
     if a.format == "html":

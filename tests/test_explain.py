@@ -4,7 +4,6 @@ Seeds (../shared/seeds): 000 DLA INT8 1x1 conv held back by reformats; 001 2:4 s
 YOLOv8-L on A40; 002 YOLOv4 Mish falls back on Xavier DLA (fix: ReLU); 003 a tiny MatMul on Orin DLA is
 much slower than on the GPU.
 """
-import importlib
 import json
 import pickle
 from pathlib import Path
@@ -16,7 +15,7 @@ from dlasim import GraphBuilder
 from dlasim.cli import main
 from dlasim.errors import DlasimError
 
-X = importlib.import_module("dlasim.explain")
+from dlasim import causes as X
 SEEDS = Path(__file__).resolve().parents[1] / "validation" / "data" / "seeds"
 KIND_CODES = {"reformat", "transition", "overhead"}
 CALIBRATING = "spec parameters are being calibrated (reformat copy rate, Xavier DLA FP16 MAC efficiency)"
