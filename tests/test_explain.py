@@ -18,8 +18,6 @@ from dlasim.errors import DlasimError
 from dlasim import causes as X
 SEEDS = Path(__file__).resolve().parents[1] / "validation" / "data" / "seeds"
 KIND_CODES = {"reformat", "transition", "overhead"}
-CALIBRATING = "spec parameters are being calibrated (reformat copy rate, Xavier DLA FP16 MAC efficiency)"
-
 
 def seed000(kernel: str):
     return dlasim.compare(str(SEEDS / f"kernel_{kernel}.prototxt"), "xavier-agx",
@@ -65,12 +63,12 @@ def test_seed000_1x1_is_reformat_bound_and_native_formats_recover_it():
     assert r.diff[0]["name"] == "conv1" and r.diff[0]["ratio"] == pytest.approx(2.0, rel=0.05)
 
 
-@pytest.mark.xfail(strict=False, reason=CALIBRATING)
 def test_seed000_1x1_acceptance_threshold():
     assert seed000("1x1").speedup < 1.25                 # measured: 2.10 / 2.08 ms, i.e. 1.01x
 
 
-@pytest.mark.xfail(strict=False, reason=CALIBRATING)
+@pytest.mark.xfail(strict=True, reason="known model gap: one FP16 MAC efficiency cannot give both the 1x1 "
+                   "(FP16 ~ at peak) and the 3x3 (FP16 ~65% of peak) seed-000 engines; predicted 1.73x")
 def test_seed000_3x3_acceptance_threshold():
     assert seed000("3x3").speedup > 1.8                  # measured: 10.13 / 4.39 ms, i.e. 2.3x
 

@@ -59,10 +59,9 @@ H200_JSON = DATA / "h200" / "h200_microbench_results.json"
 TOOL = "validation/fit_specs.py"
 
 XAVIER_GPU_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_efficiency",
-                     "copies.reformat_efficiency"]
+                     "copies.reformat_efficiency", "copies.reformat_floor_s"]
 XAVIER_DLA_PARAMS = ["dla.mac_efficiency", "dla.mac_efficiency_fp16", "dla.layer_overhead_s",
-                     "dla.subgraph_overhead_s", "copies.dla_copy_efficiency", "copies.transition_overhead_s",
-                     "copies.reformat_floor_s"]
+                     "dla.subgraph_overhead_s", "copies.dla_copy_efficiency", "copies.transition_overhead_s"]
 
 
 def rel(p: Path) -> str:
