@@ -250,6 +250,26 @@ def h200_copy_observations(ops=("nchw_to_nhwc_fp16",)):
             for r in d["E_reformat"] if r["op"] in ops]
 
 
+H200_KERNELS = ROOT / "validation" / "h200" / "h200_kernels.json"   # measured by validation/h200/measure_kernels.py
+
+
+def h200_memory_observations(plat, l2_bytes: float):
+    """Streaming ReLU / residual Add (fp16 channels-last) that move more bytes than the L2 holds."""
+    d = json.loads(H200_KERNELS.read_text())
+    obs = []
+    for r in d["memory"]:
+        if r["op"] not in ("relu", "add") or r["bytes"] <= l2_bytes:
+            continue
+        b = dlasim.GraphBuilder(f"{r['op']}_{'x'.join(map(str, r['shape']))}")
+        x = b.input("x", tuple(r["shape"]))
+        y = b.relu(x) if r["op"] == "relu" else b.add(x, b.input("y", tuple(r["shape"])))
+        plan = dlasim.build(b.build([y]), plat, device="gpu", precision="fp16", input_formats="fp16:hwc8",
+                            output_formats="fp16:hwc8")
+        obs.append(C.Observation(f"{r['op']} {r['shape']} fp16", r["ms"], plan=plan,
+                                 steps=(_layer_index(plan),), dataset=rel(H200_KERNELS) + " memory"))
+    return obs
+
+
 # --------------------------------------------------------------------------------------------------
 # A100
 
@@ -475,7 +495,10 @@ def main(argv=None) -> int:
                   "error_pct": 100 * (o.predict(h3, C._CostCache()) / o.measured - 1)} for o in casts]
     print_cases("h200 layout-preserving casts with the transpose-fitted copy parameters (not fitted: one "
                 "reformat efficiency cannot serve both)", cast_rows)
+    res_hm = C.fit(h200_memory_observations(h3, h3.memory.l2_bytes), h3, ["gpu.memory_efficiency"])
+    print_fit("h200 streaming kernels (ReLU/Add larger than L2, fp16 channels-last)", res_hm, a.verbose)
     hsrc = rel(H200_JSON)
+    queue("h200", C.fitted_values(res_hm), sources_for(res_hm, f"{rel(H200_KERNELS)} memory (ReLU/Add > L2)"))
     queue("h200", C.fitted_values(res_h), sources_for(res_h, f"{hsrc} C_wave, D_sparse dense, F_conv kernel times"))
     queue("h200", C.fitted_values(res_hs), sources_for(res_hs, f"{hsrc} D_sparse sparse/dense kernel-time ratios"))
     queue("h200", C.fitted_values(res_hc), sources_for(res_hc, f"{hsrc} E_reformat nchw_to_nhwc_fp16"))
