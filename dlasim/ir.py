@@ -56,6 +56,7 @@ class Graph:
         self.source = source
         self._producer: dict[str, Layer] | None = None
         self._consumers: dict[str, list[Layer]] | None = None
+        self._macs: int | None = None      # cached; shapes change only through infer_shapes
 
     # ---- structure -------------------------------------------------------------------------------
     def _index(self) -> None:
@@ -156,6 +157,7 @@ class Graph:
 
     def infer_shapes(self) -> "Graph":
         """Compute every activation shape from the inputs; unknown ops keep a known shape or copy input 0."""
+        self._macs = None
         for layer in self.layers:
             in_shapes = []
             for t in layer.inputs:
@@ -238,7 +240,9 @@ class Graph:
 
     @property
     def macs(self) -> int:
-        return sum(self.layer_macs(l) for l in self.layers)
+        if self._macs is None:
+            self._macs = sum(self.layer_macs(l) for l in self.layers)
+        return self._macs
 
     @property
     def params(self) -> int:
