@@ -12,7 +12,8 @@ from dlasim.importers import load_model, parse_shapes
 from dlasim.importers.caffe import parse_prototxt
 from dlasim.ir import GraphBuilder
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# validation/data holds the shared reference data (../shared/data) copied with their sources
+DATA = Path(__file__).resolve().parents[1] / "validation" / "data"
 PROTOTXTS = sorted((DATA / "haxconn" / "prototxt").glob("*.prototxt")) + sorted((DATA / "seeds").glob("*.prototxt"))
 
 
