@@ -1,45 +1,42 @@
-"""Explain and compare: why a speedup falls short of the naive expectation, and what would recover it.
+"""Explain and compare: why a speedup falls short of the naive expectation, split into cause codes.
 
 - `compare(model, hw, vary)` estimates one model under each value of one option (precision, sparsity,
   device, batch, hw) and splits the gap between the naive speedup (peak MAC-rate ratio, 2x for 2:4, b1/b2
-  for batch) and the predicted one into the stable cause codes of DESIGN.md ("Cause vocabulary").
+  for batch) and the predicted one into the stable cause codes of DESIGN.md ("Cause vocabulary"), with a
+  per-step diff of the two variants (steps matched by the original layers they cover).
 - `explain(model, hw)` splits one configuration's time into a waterfall from the ideal (all MACs at the
   peak of one DLA core or the GPU) to the prediction, in the same codes.
-- Both add recovery advice: each change (native I/O formats, Mish -> ReLU, MatMul -> 1x1 conv, run on the
-  GPU, norm / pooling rewrites, channels rounded for 2:4 tiles, a larger batch) is applied to a copy of the
-  network or options and re-estimated through `dlasim.estimate`; only changes that predict a gain are kept.
+- Both end with recovery advice from advice.py (rewrites and option changes, each re-estimated), which gets
+  the attribution's `Findings`; this module imports advice.py, never the other way.
 
-Sources (../reference): dla.md s1.2 (MAC atoms: padding, peak = atomic C x K x clock), s1.5 (CBUF refetch),
-s3.1 (one network per DLA core, FP16/INT8 only), s3.4 (fallback, subgraphs, reformats, native I/O formats),
-s4.1 (MatMul as a 1x1 conv with constant weights, ReduceMean -> AveragePool); gpu_tensorrt.md s1.1 (GPU
-peaks), s2.1/s2.3 (2:4 rules; why sparsity often gives no speedup), s3.1 (reformats), s5.1 (launch
-overhead), s5.3 (tile and wave quantization); seeds 000-003 (the user reports these answer).
+Sources (../shared/reference): dla.md s1.2 (MAC atoms: channel padding; peak = atomic C x K x clock), s1.5
+(CBUF refetch), s3.1 (one network per DLA core, FP16/INT8 only), s3.4 (fallback, subgraphs, reformats and
+hand-overs); gpu_tensorrt.md s1.1 (GPU peaks), s2.1/s2.3 (2:4 rules; why sparsity often gives no speedup),
+s3.1 (reformats), s5.1 (launch overhead), s5.3 (tile and wave quantization, tensor-core channel alignment);
+seeds 000-003 (the user reports these answer).
 """
 from __future__ import annotations
 
 import csv
 import io
 import math
-import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-import dlasim
+import networkx as nx
 
-from . import ops
-from .cost.geometry import conv_shape
+from .advice import COPY_NAME, FIXED_KINDS, Config, Findings, advise, listed, si, speedup_after
+from .cost.geometry import ConvShape, conv_shape
 from .cost.gpu import C_ALIGN
 from .errors import DlasimError
 from .hardware import Platform, hardware
-from .ir import Graph, Layer, Tensor
-from .passes.fold import FOLDABLE
-from .passes.reformat import parse_io_formats
+from .ir import Graph
 from .report import Estimate, StepRow
 
 VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw")
-DEFAULTS = dict(device="dla", precision="fp16", batch=None, gpu_fallback=True, sparsity="disable", dla_core=0,
-                shapes=None, input_formats=None, output_formats=None)
-KIND_CODES = ("reformat", "transition", "overhead")
+OUTCOME_CODES = ("fallback", "precision_unsupported", "sparse_too_small", "sparse_ineligible")  # whole steps
+SPARSE_CODES = ("sparse_too_small", "sparse_ineligible")
+CONV_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 WHAT = {
     "reformat": "reformat copies (format or precision changes at engine and subgraph boundaries)",
     "transition": "GPU<->DLA hand-overs",
@@ -95,46 +92,40 @@ def peak_macs_per_s(hw: Platform, device: str, precision: str) -> float:
     return hw.gpu.sm_count * hw.gpu.fma_per_clk_per_sm(p) * hw.gpu.clock_hz
 
 
-def ideal_speedup(key: str, a, b, hw: Platform, opts: dict, hw_b: Platform | None = None) -> float:
-    """Naive speedup from value a to b: peak ratio for precision/device/hw, 2.0 for dense -> 2:4, b1/b2."""
-    dev, prec = opts["device"], opts["precision"]
-    if key == "precision":
-        return peak_macs_per_s(hw, dev, b) / peak_macs_per_s(hw, dev, a)
-    if key == "device":
-        return peak_macs_per_s(hw, b, prec) / peak_macs_per_s(hw, a, prec)
-    if key == "hw":
-        return peak_macs_per_s(hw_b, dev, prec) / peak_macs_per_s(hw, dev, prec)
-    if key == "batch":
-        return a / b
-    sa, sb = a != "disable", b != "disable"
-    return 2.0 if sb and not sa else 0.5 if sa and not sb else 1.0
-
-
 @dataclass(frozen=True)
-class _Ctx:
+class Expectation:
     """One configuration's naive expectation: every MAC at the device's peak (doubled when 2:4 is asked)."""
     graph: Graph
-    hw: Platform
     device: str
     precision: str               # what the device runs for the requested precision
     sparse: bool
     peak: float                  # dense MAC/s
 
     @classmethod
-    def of(cls, graph: Graph, hw: Platform, opts: dict) -> "_Ctx":
-        dev, prec = opts["device"], opts["precision"]
-        return cls(graph, hw, dev, run_precision(hw, dev, prec), opts["sparsity"] != "disable",
-                   peak_macs_per_s(hw, dev, prec))
+    def of(cls, cfg: Config) -> "Expectation":
+        dev, prec = cfg.opts["device"], cfg.opts["precision"]
+        return cls(cfg.graph, dev, run_precision(cfg.hw, dev, prec), cfg.opts["sparsity"] != "disable",
+                   peak_macs_per_s(cfg.hw, dev, prec))
 
-    def ideal_ms(self, macs: int, sparse: bool | None = None) -> float:
-        sp = self.sparse if sparse is None else sparse
-        return macs / (self.peak * (2.0 if sp else 1.0)) * 1e3
+    @property
+    def rate(self) -> float:
+        """The expected MAC/s: the dense peak, doubled for 2:4."""
+        return self.peak * (2.0 if self.sparse else 1.0)
+
+    def ideal_ms(self, macs: int) -> float:
+        return macs / self.rate * 1e3
+
+
+def ideal_speedup(key: str, a, b, ctx1: Expectation, ctx2: Expectation) -> float:
+    """Naive speedup from value a to b: the ratio of the expected MAC rates (peaks; 2x for 2:4), b1/b2 for
+    the batch (a time is that of the whole batch)."""
+    return a / b if key == "batch" else ctx2.rate / ctx1.rate
 
 
 # ---- one step's time, split into the ideal and the causes -------------------------------------------
 
 
-def outcome(row: StepRow, ctx: _Ctx) -> str | None:
+def outcome(row: StepRow, ctx: Expectation) -> str | None:
     """The one cause that explains a whole step, if there is one (its kind, fallback, sparse, precision)."""
     if row.kind != "layer":
         return row.kind
@@ -147,7 +138,7 @@ def outcome(row: StepRow, ctx: _Ctx) -> str | None:
     return None
 
 
-def step_parts(row: StepRow, ctx: _Ctx) -> dict[str, float]:
+def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
     """A step's time (ms) as {"ideal": ..., cause code: ...}; the values sum to row.time_ms.
 
     Layer steps: time = max(compute, memory, floor) + overhead (cost/__init__.finish). The compute part is
@@ -166,7 +157,7 @@ def step_parts(row: StepRow, ctx: _Ctx) -> dict[str, float]:
     state = p.get("sparse", "off")
     if ctx.sparse and row.macs and state != "used":
         out["sparse_too_small" if state == "too_small" else "sparse_ineligible"] = ideal
-    dense_run = p["ideal_s"] * 1e3 if "ideal_s" in p else ctx.ideal_ms(row.macs, sparse=False)
+    dense_run = p["ideal_s"] * 1e3 if "ideal_s" in p else row.macs / ctx.peak * 1e3
     run = dense_run / 2 if state == "used" else dense_run
     if row.precision != ctx.precision and row.macs:
         out["precision_unsupported"] = run - sum(out.values())
@@ -179,7 +170,7 @@ def step_parts(row: StepRow, ctx: _Ctx) -> dict[str, float]:
     return out
 
 
-def _compute_losses(row: StepRow, ctx: _Ctx, run: float) -> dict[str, float]:
+def _compute_losses(row: StepRow, ctx: Expectation, run: float) -> dict[str, float]:
     """compute_ms - ideal at the run precision, split: DLA padding_s; GPU tile/wave/channel factors by log."""
     loss = row.compute_ms - run
     p = row.parts
@@ -199,60 +190,57 @@ def _compute_losses(row: StepRow, ctx: _Ctx, run: float) -> dict[str, float]:
     return out
 
 
-def _channel_align(row: StepRow, ctx: _Ctx) -> float:
+def _channel_align(row: StepRow, ctx: Expectation) -> float:
     """GEMM-K padding of the input channels to the tensor-core alignment (gpu_tensorrt.md s5.3)."""
-    try:
-        layer = next(l for l in ctx.graph.layers if l.name in row.layers and l.op in ("Conv", "ConvTranspose",
-                                                                                     "Gemm", "MatMul"))
-        cs = conv_shape(layer, ctx.graph)
-    except (StopIteration, KeyError, IndexError, TypeError):
-        return 1.0
+    cs = _conv(row, ctx)
     if cs is None:
         return 1.0
     cg, a = cs.c // cs.groups, C_ALIGN.get(row.precision, 1)
     return math.ceil(cg / a) * a / cg if cg else 1.0
 
 
-# ---- matching steps across variants -----------------------------------------------------------------
+def _conv(row: StepRow, ctx: Expectation) -> ConvShape | None:
+    """Geometry of the step's convolution-like layer (the first in graph order), if it has one."""
+    layer = next((l for l in ctx.graph.layers if l.name in row.layers and l.op in CONV_OPS), None)
+    try:
+        return conv_shape(layer, ctx.graph) if layer else None
+    except (KeyError, IndexError, TypeError):
+        return None
 
-_COPY = re.compile(r"^(.*) (reformat|transition) \((\w+):(\w+) -> (\w+):(\w+)\)$")
+
+def _channels(row: StepRow, ctx: Expectation) -> tuple[int, int] | None:
+    """(C, K) of the step's convolution-like layer."""
+    cs = _conv(row, ctx)
+    return (cs.c, cs.k) if cs else None
+
+
+# ---- matching steps across variants -----------------------------------------------------------------
 
 
 def _keys(row: StepRow) -> list[str]:
+    """What a step covers: its original layers, or the tensor a copy moves."""
     if row.kind == "layer":
         return [f"L:{n}" for n in row.layers] or [f"N:{row.name}"]
-    m = _COPY.match(row.name)
+    m = COPY_NAME.match(row.name)
     return [f"C:{m.group(2)}:{m.group(1)}" if m else f"N:{row.name}"]
 
 
 def match_steps(a: list[StepRow], b: list[StepRow]) -> list[tuple[list[StepRow], list[StepRow]]]:
-    """Groups of steps of two estimates that cover the same original layers (or copy the same tensor)."""
-    nodes = [(0, r) for r in a] + [(1, r) for r in b]
-    parent = list(range(len(nodes)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    seen: dict[str, int] = {}
-    for i, (_, r) in enumerate(nodes):
-        for k in _keys(r):
-            if k in seen:
-                parent[find(i)] = find(seen[k])
-            else:
-                seen[k] = i
-    groups: dict[int, tuple[list, list]] = {}
-    for i, (side, r) in enumerate(nodes):
-        groups.setdefault(find(i), ([], []))[side].append(r)
-    return list(groups.values())
+    """Groups of steps of two estimates that cover the same original layers (or copy the same tensor): the
+    connected components of steps linked through their keys (the variants may fuse differently), in the
+    order of their first step."""
+    rows = [(0, r) for r in a] + [(1, r) for r in b]
+    links = nx.Graph()
+    links.add_nodes_from(range(len(rows)))
+    links.add_edges_from((i, k) for i, (_, r) in enumerate(rows) for k in _keys(r))
+    parts = sorted(sorted(i for i in c if isinstance(i, int)) for c in nx.connected_components(links))
+    return [tuple([rows[i][1] for i in part if rows[i][0] == side] for side in (0, 1)) for part in parts]
 
 
 # ---- causes --------------------------------------------------------------------------------------
 
 
-def gap_by_cause(groups, ctx1: _Ctx, ctx2: _Ctx, ideal: float) -> dict[str, float]:
+def gap_by_cause(groups, ctx1: Expectation, ctx2: Expectation, ideal: float) -> dict[str, float]:
     """second_total - first_total / ideal, split per matched group into cause codes.
 
     A group the second variant runs for one reason (a copy, a fallback, a layer kept dense or in FP16)
@@ -274,7 +262,7 @@ def gap_by_cause(groups, ctx1: _Ctx, ctx2: _Ctx, ideal: float) -> dict[str, floa
     return gap
 
 
-def totals_by_cause(rows: list[StepRow], ctx: _Ctx) -> dict[str, float]:
+def totals_by_cause(rows: list[StepRow], ctx: Expectation) -> dict[str, float]:
     out: dict[str, float] = {}
     for r in rows:
         for code, ms in step_parts(r, ctx).items():
@@ -282,7 +270,7 @@ def totals_by_cause(rows: list[StepRow], ctx: _Ctx) -> dict[str, float]:
     return out
 
 
-def _examples(rows: list[StepRow], ctx: _Ctx, code: str, n: int = 3) -> str:
+def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3) -> str:
     """'; N step(s), e.g. a (why), b' naming the steps that carry most of `code` (and why, for whole-step
     causes, the most common reasons)."""
     if code in ("reformat", "transition"):
@@ -295,15 +283,13 @@ def _examples(rows: list[StepRow], ctx: _Ctx, code: str, n: int = 3) -> str:
         hits = [r for ms, r in sorted(parts, key=lambda x: -x[0]) if ms > 1e-9]
     if not hits:
         return ""
-    names = []
-    for r in hits[:n]:
-        ck = _channels(r, ctx) if code in ("sparse_too_small", "sparse_ineligible", "tile_quantization",
-                                           "wave_quantization", "channel_padding") else None
-        names.append((r.layers[0] if r.layers else r.name) + (f" ({ck[0]}->{ck[1]} ch)" if ck else ""))
-    more = f" and {len(hits) - n} more" if len(hits) > n else ""
-    text = f"; {len(hits)} step(s), e.g. {', '.join(names)}{more}"
-    if code in ("sparse_too_small", "sparse_ineligible"):
-        by_ch = Counter(f"{c}->{k}" for c, k in filter(None, (_channels(r, ctx) for r in hits)))
+    shaped = code in SPARSE_CODES + ("tile_quantization", "wave_quantization", "channel_padding")
+    chans = [_channels(r, ctx) if shaped else None for r in hits]
+    names = [(r.layers[0] if r.layers else r.name) + (f" ({ck[0]}->{ck[1]} ch)" if ck else "")
+             for r, ck in zip(hits, chans)]
+    text = f"; {len(hits)} step(s), e.g. {listed(names, n)}"
+    if code in SPARSE_CODES:
+        by_ch = Counter(f"{c}->{k}" for c, k in filter(None, chans))
         text += "; channels C->K: " + ", ".join(f"{ck} ({k})" for ck, k in by_ch.most_common(8))
     if code in ("fallback", "precision_unsupported", "sparse_ineligible"):
         why = Counter(r.parts.get("sparse_reason", "") if code == "sparse_ineligible" else r.reason for r in hits)
@@ -311,22 +297,7 @@ def _examples(rows: list[StepRow], ctx: _Ctx, code: str, n: int = 3) -> str:
     return text
 
 
-def _channels(row: StepRow, ctx: _Ctx) -> tuple[int, int] | None:
-    for l in ctx.graph.layers:
-        if l.name in row.layers and l.op in ("Conv", "ConvTranspose", "Gemm", "MatMul"):
-            cs = conv_shape(l, ctx.graph)
-            return (cs.c, cs.k) if cs else None
-    return None
-
-
-def _si(n: float) -> str:
-    return next((f"{n / v:.3g}{u}" for u, v in (("G", 1e9), ("M", 1e6), ("k", 1e3)) if abs(n) >= v), f"{n:.3g}")
-
-
-OUTCOME_CODES = ("fallback", "precision_unsupported", "sparse_too_small", "sparse_ineligible")
-
-
-def amounts(rows: list[StepRow], ctx: _Ctx) -> dict[str, float]:
+def amounts(rows: list[StepRow], ctx: Expectation) -> dict[str, float]:
     """Per code, what a reader expects to see: the time of the steps a whole-step cause covers (fallback,
     sparse, precision), otherwise the summed part (copies, launches, losses)."""
     out = totals_by_cause(rows, ctx)
@@ -348,423 +319,10 @@ def _ranked(causes: list[dict], gap: float, minor: float) -> list[dict]:
     return sorted(keep, key=lambda c: (c["code"] == "other", -c["ms"]))
 
 
-# ---- configurations and rewrites ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Config:
-    graph: Graph
-    hw: Platform
-    opts: dict                   # estimate options (shapes already applied to graph)
-
-    def estimate(self, label: str = "", graph: Graph | None = None, **change) -> Estimate:
-        return dlasim.estimate(graph or self.graph, self.hw, label=label, **{**self.opts, **change})
-
-
-def _setup(model, hw, opts: dict) -> _Config:
-    unknown = set(opts) - set(DEFAULTS)
-    if unknown:
-        raise DlasimError(f"unknown option(s): {', '.join(sorted(unknown))} (known: {', '.join(DEFAULTS)})")
-    o = {**DEFAULTS, **{k: v for k, v in opts.items() if v is not None}}
-    g = dlasim.load(model, shapes=o.pop("shapes"), batch=o["batch"])
-    return _Config(g, hardware(hw), o)
-
-
-def _prune(g: Graph) -> Graph:
-    """Drop layers whose outputs nobody reads (after a rewrite cut them off)."""
-    while True:
-        used = {t for l in g.layers for t in l.inputs} | set(g.outputs)
-        dead = [l for l in g.layers if not any(t in used for t in l.outputs)]
-        if not dead:
-            return g
-        gone = {id(l) for l in dead}
-        g.layers = [l for l in g.layers if id(l) not in gone]
-        g._producer = g._consumers = None
-
-
-def _rebuilt(g: Graph) -> Graph:
-    g._producer = g._consumers = None
-    return _prune(g).validate().infer_shapes()
-
-
-def relu_for_mish(g: Graph) -> tuple[Graph, int]:
-    """Copy with Mish (one op, or Softplus -> Tanh -> Mul(x, .)) replaced by one Relu (seed 002)."""
-    g = g.copy()
-    n, drop = 0, set()
-    for l in g.layers:
-        if l.op == "Mish":
-            l.op, l.attrs, n = "Relu", {}, n + 1
-        elif l.op == "Mul" and len(l.inputs) == 2:
-            for x, y in (l.inputs, l.inputs[::-1]):
-                tanh = g.producer(y)
-                sp = g.producer(tanh.inputs[0]) if tanh is not None and tanh.op == "Tanh" else None
-                if sp is not None and sp.op == "Softplus" and sp.inputs[0] == x \
-                        and len(g.consumers(sp.outputs[0])) == 1 and len(g.consumers(y)) == 1:
-                    drop |= {sp.name, tanh.name}
-                    l.op, l.inputs, l.attrs, n = "Relu", [x], {}, n + 1
-                    break
-    g.layers = [l for l in g.layers if l.name not in drop]
-    return _rebuilt(g), n
-
-
-def constant_matmul(g: Graph, names: set[str]) -> Graph:
-    """Copy where the second operand of each named MatMul is a constant (weights): a 1x1 conv on DLA."""
-    g = g.copy()
-    for l in g.layers:
-        if l.name in names:
-            src = g.tensors[l.inputs[1]]
-            w = f"{l.name}.weight"
-            g.tensors[w] = Tensor(w, src.shape, src.dtype, const=True)
-            l.inputs[1] = w
-    return _rebuilt(g)
-
-
-def batchnorm_for_norms(g: Graph, names: set[str]) -> Graph:
-    """Copy with the named Group/InstanceNormalization layers as BatchNormalization (same shapes)."""
-    g = g.copy()
-    for l in g.layers:
-        if l.name in names:
-            c = g.tensors[l.inputs[0]].shape[1]
-            params = []
-            for p in ("scale", "bias", "mean", "var"):
-                params.append(f"{l.name}.bn_{p}")
-                g.tensors[params[-1]] = Tensor(params[-1], (c,), const=True)
-            l.op, l.inputs, l.attrs = "BatchNormalization", [l.inputs[0]] + params, {"epsilon": 1e-5}
-    return _rebuilt(g)
-
-
-def avgpool_for_global(g: Graph, names: set[str]) -> Graph:
-    """Copy with each named GlobalAveragePool as AveragePool over the whole H x W (dla.md s4.1)."""
-    g = g.copy()
-    for l in g.layers:
-        if l.name in names:
-            h, w = g.tensors[l.inputs[0]].shape[2:4]
-            l.op, l.attrs = "AveragePool", {"kernel_shape": [h, w], "strides": [h, w], "pads": [0, 0, 0, 0]}
-    return _rebuilt(g)
-
-
-def cascade_maxpool(g: Graph, names: set[str]) -> Graph:
-    """Copy with each named stride-1 'same' MaxPool k (k = 4n+1) as n cascaded 5x5 pools (SPPF identity)."""
-    g = g.copy()
-    layers = []
-    for l in g.layers:
-        k = ops.conv_params(l.attrs)[0][0]
-        if l.name not in names:
-            layers.append(l)
-            continue
-        x = l.inputs[0]
-        for i in range((k - 1) // 4):
-            last = i == (k - 1) // 4 - 1
-            out = l.outputs[0] if last else f"{l.name}.5x5_{i}"
-            if not last:
-                g.tensors[out] = Tensor(out, g.tensors[x].shape)
-            layers.append(Layer(f"{l.name}.5x5_{i}", "MaxPool", [x], [out],
-                                {"kernel_shape": [5, 5], "strides": [1, 1], "pads": [2, 2, 2, 2]}))
-            x = out
-    g.layers = layers
-    return _rebuilt(g)
-
-
-def sparse_width(c: int) -> int:
-    """Channels rounded up so 2:4 sparse tiles fill: a multiple of 128 and at least 256 (seed 001)."""
-    return max(256, -(-c // 128) * 128)
-
-
-def widen_channels(g: Graph, width) -> Graph | None:
-    """Copy whose conv output channels K become width(K) (graph outputs keep theirs); downstream weights,
-    per-channel parameters and Split sizes follow and shapes are re-inferred. None if the widths would
-    not stay consistent (e.g. an element-wise op mixing widths)."""
-    g = g.copy()
-    try:
-        splits = _split_sources(g)
-        for l in g.layers:
-            x = g.tensors[l.inputs[0]].shape if l.inputs and l.inputs[0] else None
-            if l.op == "Conv":
-                _widen_conv(g, l, x, width, splits)
-            elif l.op == "Split" and l.attrs.get("split") and sum(l.attrs["split"]) != x[1]:
-                l.attrs["split"] = [width(s) for s in l.attrs["split"]]
-            elif l.op in ops.NORMS | {"PRelu"}:
-                for t in l.inputs[1:]:
-                    if t and g.tensors[t].const and len(g.tensors[t].shape) == 1:
-                        g.tensors[t].shape = (x[1],)
-            elif l.op in ("Gemm", "MatMul") and g.tensors[l.inputs[1]].const and len(x) > 1:
-                w = g.tensors[l.inputs[1]]
-                fan_in = math.prod(x[1:]) if l.op == "Gemm" else x[-1]
-                w.shape = (w.shape[0], fan_in) if l.attrs.get("transB") else (fan_in,) + tuple(w.shape[1:])
-            elif l.op in ops.ELEMENTWISE:
-                cs = {g.tensors[t].shape[1] for t in l.inputs if t and len(g.tensors[t].shape) > 1
-                      and not g.tensors[t].const}
-                if len(cs) > 1:
-                    return None
-            outs = ops.infer(l, [g.tensors[t].shape for t in l.inputs if t])
-            for t, s in zip(l.outputs, outs):
-                g.tensors[t].shape = tuple(int(d) for d in s)
-    except (DlasimError, KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
-        return None
-    return g
-
-
-def _split_sources(g: Graph) -> dict[str, Layer]:
-    """{conv name: the Split that cuts its output} through channel-preserving layers (BN, SiLU, ...)."""
-    out = {}
-    for sp in (l for l in g.layers if l.op == "Split" and l.attrs.get("split")):
-        p = g.producer(sp.inputs[0])
-        while p is not None and p.op != "Conv" and (p.op in ops.SAME_SHAPE or p.op in ops.ELEMENTWISE):
-            p = g.producer(p.inputs[0])
-        if p is not None and p.op == "Conv":
-            out[p.name] = sp
-    return out
-
-
-def _widen_conv(g: Graph, l: Layer, x, width, splits) -> None:
-    w = g.tensors[l.inputs[1]]
-    k, groups = w.shape[0], int(l.attrs.get("group", 1))
-    c_old = w.shape[1] * groups
-    if groups > 1 and groups == c_old:                      # depthwise follows its input
-        k, groups = x[1] * (k // c_old), x[1]
-        l.attrs["group"] = groups
-    elif l.outputs[0] not in g.outputs:
-        sp = splits.get(l.name)
-        k = sum(width(s) for s in sp.attrs["split"]) if sp and sum(sp.attrs["split"]) == k else width(k)
-    if x[1] % groups:
-        raise ValueError("groups")
-    w.shape = (k, x[1] // groups) + tuple(w.shape[2:])
-    for b in l.inputs[2:]:
-        if b:
-            g.tensors[b].shape = (k,)
-
-
-# ---- advice ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Change:
-    change: str                  # stable id of the suggestion
-    text: str                    # what to do, with the reason
-    graph: Graph | None = None   # rewritten network (None: the same)
-    opts: dict = field(default_factory=dict)
-    per_image: bool = False      # compare per-image time (batch changes)
-
-
-def _fallback_layers(est: Estimate, g: Graph, ops_: set[str]) -> list[Layer]:
-    names = {f["name"] for f in est.fallback if f["op"] in ops_}
-    return [l for l in g.layers if l.name in names]
-
-
-def _resolve(g: Graph, t: str) -> str:
-    """The tensor a network output aliases after no-op folding (passes/fold.py)."""
-    while True:
-        l = g.producer(t)
-        data = g.data_inputs(l) if l is not None else []
-        same = len(data) == 1 and data[0].shape == g.tensors[t].shape
-        if l is None or len(data) != 1 or not (l.op in FOLDABLE or (same and l.op in ("Reshape", "Flatten",
-                                                                                       "Squeeze", "Unsqueeze"))):
-            return t
-        t = data[0].name
-
-
-def advise_io_formats(cfg: _Config, est: Estimate, codes: list[str]) -> list[_Change]:
-    """Native DLA/GPU I/O formats remove the boundary reformats (dla.md s3.4 "I/O formats on DLA")."""
-    if "reformat" not in codes[:3]:
-        return []
-    copies = {}
-    for r in est.steps:
-        m = _COPY.match(r.name) if r.kind == "reformat" else None
-        if m:
-            copies.setdefault(m.group(1), (f"{m.group(3)}:{m.group(4)}", f"{m.group(5)}:{m.group(6)}"))
-    g = cfg.graph
-    have_in = parse_io_formats(cfg.opts.get("input_formats"), "--inputIOFormats") or [("fp32", "linear")]
-    have_out = parse_io_formats(cfg.opts.get("output_formats"), "--outputIOFormats") or [("fp32", "linear")]
-    ins, outs = [], []
-    for i, t in enumerate(g.inputs):
-        fmt = copies[t][1] if t in copies else ":".join(have_in[min(i, len(have_in) - 1)])
-        shape = g.tensors[t].shape
-        if t in copies and est.device == "dla" and len(shape) == 4 and shape[1] <= 4:
-            fmt = fmt.split(":")[0] + ":dla_hwc4"          # image input: first layer a conv (dla.md s3.4)
-        ins.append(fmt)
-    for i, t in enumerate(g.outputs):
-        src = copies.get(_resolve(g, t))
-        outs.append(src[0] if src else ":".join(have_out[min(i, len(have_out) - 1)]))
-    if not any(t in copies for t in g.inputs) and not any(_resolve(g, t) in copies for t in g.outputs):
-        return []
-    i, o = ",".join(ins), ",".join(outs)
-    return [_Change("io_formats", f"give the engine its native I/O formats (--inputIOFormats={i} "
-                    f"--outputIOFormats={o}) so no reformat runs at the engine boundary; produce and consume "
-                    f"these formats in pre/post-processing", opts={"input_formats": i, "output_formats": o})]
-
-
-def advise_gpu(cfg: _Config, est: Estimate, codes: list[str]) -> list[_Change]:
-    """A tiny network on the DLA is dominated by launch and copies; the GPU may be faster (seed 003)."""
-    if est.device != "dla" or cfg.hw.gpu is None:
-        return []
-    kinds = est.by_kind()
-    fixed = sum(kinds.get(k, 0.0) for k in KIND_CODES)
-    ideal = _Ctx.of(cfg.graph, cfg.hw, cfg.opts).ideal_ms(est.macs)
-    if fixed < max(ideal, 0.5 * est.total_ms):
-        return []
-    return [_Change("run_on_gpu", f"the network is tiny ({_si(est.macs)} MACs, {ideal:.3f} ms at the DLA's peak) "
-                    f"and DLA launch and copies take {fixed:.3f} ms of {est.total_ms:.3f} ms: run it on the GPU",
-                    opts={"device": "gpu"})]
-
-
-def _names(names: list[str], n: int = 3) -> str:
-    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
-
-
-def _pick_mish(g: Graph, est: Estimate, hw: Platform) -> list[str]:
-    return [l.name for l in _fallback_layers(est, g, {"Mish", "Softplus"})]
-
-
-def _pick_matmul(g: Graph, est: Estimate, hw: Platform) -> list[str]:
-    return [l.name for l in _fallback_layers(est, g, {"MatMul", "Gemm"}) if not g.tensors[l.inputs[1]].const]
-
-
-def _pick_norms(g: Graph, est: Estimate, hw: Platform) -> list[str]:
-    return [l.name for l in _fallback_layers(est, g, {"GroupNormalization", "InstanceNormalization"})]
-
-
-def _pick_global_pool(g: Graph, est: Estimate, hw: Platform) -> list[str]:
-    lim = hw.dla.support.pool_window_max
-    return [l.name for l in _fallback_layers(est, g, {"GlobalAveragePool"})
-            if len(g.tensors[l.inputs[0]].shape) == 4 and max(g.tensors[l.inputs[0]].shape[2:]) <= lim]
-
-
-def _pick_big_pool(g: Graph, est: Estimate, hw: Platform) -> list[str]:
-    out = []
-    for l in _fallback_layers(est, g, {"MaxPool"}):
-        k, s, p, _ = ops.conv_params(l.attrs)
-        if k[0] == k[1] > hw.dla.support.pool_window_max and (k[0] - 1) % 4 == 0 and s == (1, 1) \
-                and set(p) == {k[0] // 2}:
-            out.append(l.name)
-    return out
-
-
-# (change, which fallback layers it applies to, rewrite(graph, names), what to do): dla.md s4.1 recipes,
-# dla_support.REWRITES, seeds 002 and 003
-DLA_REWRITES = (
-    ("mish_to_relu", _pick_mish, lambda g, names: relu_for_mish(g)[0],
-     "replace Mish ({names} fall back) with ReLU or LeakyReLU (TAO force_relu; retrain) so the DLA is not split "
-     "into islands"),
-    ("matmul_to_conv", _pick_matmul, constant_matmul,
-     "make the second operand of {names} a constant (weights) so TensorRT runs it as a 1x1 convolution on the DLA"),
-    ("norm_to_batchnorm", _pick_norms, batchnorm_for_norms,
-     "use BatchNormalization instead of Group/InstanceNormalization in {names} so it runs on the DLA"),
-    ("global_pool_to_avgpool", _pick_global_pool, avgpool_for_global,
-     "write the GlobalAveragePool {names} as AveragePool with the kernel = H x W so it runs in the DLA's PDP"),
-    ("cascade_maxpool", _pick_big_pool, cascade_maxpool,
-     "write the large stride-1 MaxPool {names} as cascaded 5x5 MaxPools (same result, as YOLOv5 SPPF) so it "
-     "fits the DLA's pooling window"),
-)
-
-
-def advise_dla_rewrites(cfg: _Config, est: Estimate, codes: list[str]) -> list[_Change]:
-    """Network rewrites that keep fallback layers on the DLA, one by one and (when several apply) together."""
-    if est.device != "dla" or not est.fallback:
-        return []
-    out, together, texts = [], cfg.graph, []
-    for change, pick, rewrite, text in DLA_REWRITES:
-        names = pick(cfg.graph, est, cfg.hw)
-        if not names:
-            continue
-        try:
-            g, together = rewrite(cfg.graph, set(names)), rewrite(together, set(names))
-        except (DlasimError, KeyError, IndexError, TypeError, ValueError):
-            continue
-        texts.append(text.format(names=_names(names)))
-        out.append(_Change(change, texts[-1], graph=g))
-    if len(out) > 1:
-        out.append(_Change("dla_rewrites", "apply these rewrites together: " + "; ".join(texts), graph=together))
-    return out
-
-
-def advise_channels(cfg: _Config, est: Estimate, codes: list[str]) -> list[_Change]:
-    """2:4 kernels need wide layers (gpu_tensorrt.md s2.3; seed 001: C, K >= 256 and multiples of 128)."""
-    ctx = _Ctx.of(cfg.graph, cfg.hw, cfg.opts)
-    if not ctx.sparse:
-        return []
-    bad = [r for r in est.steps if outcome(r, ctx) in ("sparse_too_small", "sparse_ineligible")
-           and (ck := _channels(r, ctx)) and any(c != sparse_width(c) for c in ck)]
-    if not bad:
-        return []
-    names = ", ".join(f"{r.layers[0]} ({'->'.join(map(str, _channels(r, ctx)))})" for r in bad[:6])
-    names += f" and {len(bad) - 6} more" if len(bad) > 6 else ""
-    out = []
-    cheap = lambda c: sparse_width(c) if sparse_width(c) <= 1.5 * c else c      # noqa: E731
-    for what, width in (("round conv channels up", sparse_width),
-                        ("round up the channels where that costs <= 1.5x the MACs", cheap)):
-        g = widen_channels(cfg.graph, width)
-        if g is not None and g.macs != cfg.graph.macs:
-            out.append(_Change("round_channels", f"{what} to multiples of 128 and >= 256 (e.g. 288 -> 384) so 2:4 "
-                               f"sparse tiles fill; layers whose channel counts keep sparsity from paying: {names}",
-                               graph=g))
-    return out
-
-
-def advise_batch(cfg: _Config, est: Estimate, codes: list[str]) -> list[_Change]:
-    """Fixed costs and partly empty waves amortise over a larger batch (gpu_tensorrt.md s5.3, dla.md s3.4)."""
-    return [_Change("batch", f"raise the batch to {est.batch * m}", opts={"batch": est.batch * m}, per_image=True)
-            for m in (2, 4)]
-
-
-ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_gpu, advise_channels, advise_batch)
-
-
-def _evaluate(ch: _Change, cfg: _Config, base: Estimate) -> tuple[dict, Estimate] | None:
-    """Re-estimate the changed network/options; an advice item if the predicted time is lower (> 0.1%)."""
-    try:
-        e = cfg.estimate(graph=ch.graph, **ch.opts)
-    except DlasimError:
-        return None
-    pred = e.total_ms / e.batch * base.batch if ch.per_image else e.total_ms
-    gain = base.total_ms - pred
-    if gain <= 1e-3 * base.total_ms:
-        return None
-    if ch.per_image:
-        text = (f"{ch.text}: {e.total_ms / e.batch:.3f} ms per image instead of {base.total_ms / base.batch:.3f} ms "
-                f"({e.total_ms:.3f} ms per batch-{e.batch} inference)")
-    else:
-        text = f"{ch.text}: predicted {pred:.3f} ms instead of {base.total_ms:.3f} ms"
-    return {"change": ch.change, "text": text, "predicted_ms": pred, "gain_ms": gain,
-            "gain_pct": 100.0 * gain / base.total_ms}, e
-
-
-def _changes(cfg: _Config, est: Estimate, codes: list[str], skip=()) -> list[_Change]:
-    return [ch for make in ADVISORS for ch in make(cfg, est, codes) if ch.change not in skip]
-
-
-def advise(cfg: _Config, est: Estimate, codes: list[str], skip: tuple = ()) -> list[tuple[dict, _Change, Estimate]]:
-    """Recovery advice, each re-estimated: (item, change, new estimate) per change id (its best variant),
-    largest gain first."""
-    best: dict[str, tuple] = {}
-    for ch in _changes(cfg, est, codes, skip):
-        res = _evaluate(ch, cfg, est)
-        if res and res[0]["gain_ms"] > best.get(ch.change, ({"gain_ms": 0.0},))[0]["gain_ms"]:
-            best[ch.change] = (res[0], ch, res[1])
-    return sorted(best.values(), key=lambda b: -b[0]["gain_ms"])
-
-
-def _twin(ch: _Change, firsts: list[_Change]) -> _Change | None:
-    """The first variant's version of a change: same id (same batch for batch changes); a pure network
-    rewrite applies as is."""
-    same = [c for c in firsts if c.change == ch.change and (ch.change != "batch" or c.opts == ch.opts)]
-    return same[0] if same else (ch if not ch.opts else None)
-
-
-def _speedup_after(found, cfg1: _Config, e1: Estimate, codes: list[str], ideal: float) -> list[dict]:
-    """Compare advice: the same change applied to the first variant too, and the speedup it would give."""
-    firsts = _changes(cfg1, e1, codes)
-    items = []
-    for item, ch, e2 in found:
-        twin = _twin(ch, firsts)
-        try:
-            s = cfg1.estimate(graph=twin.graph, **twin.opts).total_ms / e2.total_ms if twin else None
-        except DlasimError:
-            s = None
-        if s is not None:
-            item = {**item, "speedup_after": s,
-                    "text": f"{item['text']}; the speedup would be {s:.2f}x (naive {ideal:.2f}x)"}
-        items.append(item)
-    return items
+def findings(ctx: Expectation, est: Estimate, codes: list[str]) -> Findings:
+    """What advice.py needs from the attribution of one configuration's estimate."""
+    dense = [(r.layers[0], *ck) for r in est.steps if outcome(r, ctx) in SPARSE_CODES and (ck := _channels(r, ctx))]
+    return Findings(codes, ctx.ideal_ms(est.macs), dense)
 
 
 # ---- compare ----------------------------------------------------------------------------------------
@@ -861,7 +419,7 @@ def step_diff(groups) -> list[dict]:
 
 def _compare_text(code: str, ms: float, a1: float, a2: float, labels, t2: float, examples: str, ideal: float) -> str:
     l1, l2 = labels
-    if code in KIND_CODES or abs(a1) > 1e-9:
+    if code in FIXED_KINDS or abs(a1) > 1e-9:
         text = f"{WHAT[code]} take {a1:.3f} ms in {l1} and {a2:.3f} ms in {l2} ({a2 / t2:.0%} of {l2} time)"
     else:
         text = f"{WHAT[code]} take {a2:.3f} ms in {l2} ({a2 / t2:.0%} of its time)"
@@ -885,13 +443,13 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
     values = list(values)
     if len(values) < 2:
         raise DlasimError(f"compare: give at least two values for {key}")
-    base = _setup(model, hw, opts)
-    cfgs = [_Config(base.graph, hardware(v), base.opts) if key == "hw" else
-            _Config(base.graph, base.hw, {**base.opts, key: int(v) if key == "batch" else v}) for v in values]
+    base = Config.load(model, hw, opts)
+    cfgs = [replace(base, hw=hardware(v)) if key == "hw" else
+            replace(base, opts={**base.opts, key: int(v) if key == "batch" else v}) for v in values]
     labels = [_label(key, v) for v in values]
     ests = [c.estimate(label=lab) for c, lab in zip(cfgs, labels)]
-    ideal = ideal_speedup(key, values[0], values[1], cfgs[0].hw, cfgs[0].opts, cfgs[1].hw)
-    ctx1, ctx2 = (_Ctx.of(c.graph, c.hw, c.opts) for c in cfgs[:2])
+    ctx1, ctx2 = Expectation.of(cfgs[0]), Expectation.of(cfgs[1])
+    ideal = ideal_speedup(key, values[0], values[1], ctx1, ctx2)
     e1, e2 = ests[:2]
     groups = match_steps(e1.steps, e2.steps)
     gap = gap_by_cause(groups, ctx1, ctx2, ideal)
@@ -903,8 +461,8 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
               for code, ms in gap.items()]
     causes = _ranked(causes, total_gap, 0.005)
     codes = [c["code"] for c in causes]
-    found = advise(cfgs[1], e2, codes, skip=("batch",) if key == "batch" else ())
-    advice = _speedup_after(found, cfgs[0], e1, codes, ideal)
+    advised = advise(cfgs[1], e2, findings(ctx2, e2, codes), skip=("batch",) if key == "batch" else ())
+    advice = speedup_after(advised, cfgs[0], e1, findings(ctx1, e1, codes), ideal)
     return CompareResult(key, labels, ests, e1.total_ms / e2.total_ms, ideal, causes, step_diff(groups), advice,
                          [e1.total_ms / e.total_ms for e in ests])
 
@@ -960,9 +518,9 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
     """One configuration: the waterfall from the ideal (all MACs at one DLA core's or the GPU's peak in the
     requested precision, doubled for 2:4) to the prediction, split into causes, plus re-estimated advice.
     The cause entries sum to predicted - ideal."""
-    cfg = _setup(model, hw, opts)
+    cfg = Config.load(model, hw, opts)
     e = cfg.estimate()
-    ctx = _Ctx.of(cfg.graph, cfg.hw, cfg.opts)
+    ctx = Expectation.of(cfg)
     ideal = ctx.ideal_ms(e.macs)
     parts = totals_by_cause(e.steps, ctx)
     parts["other"] = parts.pop("ideal", 0.0) - ideal
@@ -973,6 +531,7 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
               for code, ms in parts.items()]
     causes = _ranked(causes, gap, 0.001)
     where = "one DLA core" if ctx.device == "dla" else "the GPU"
-    basis = (f"{_si(e.macs)} MACs at {_si(ctx.peak * (2 if ctx.sparse else 1))} MAC/s, {where}, "
-             f"{ctx.precision.upper()}" + (", 2:4 sparse" if ctx.sparse else ""))
-    return ExplainResult(e, ideal, basis, causes, [a[0] for a in advise(cfg, e, [c["code"] for c in causes])])
+    basis = (f"{si(e.macs)} MACs at {si(ctx.rate)} MAC/s, {where}, {ctx.precision.upper()}"
+             + (", 2:4 sparse" if ctx.sparse else ""))
+    advised = advise(cfg, e, findings(ctx, e, [c["code"] for c in causes]))
+    return ExplainResult(e, ideal, basis, causes, [item for item, _, _ in advised])

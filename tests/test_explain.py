@@ -1,4 +1,5 @@
-"""explain / compare: the seed stories end to end, cause sums and signs, re-estimated advice, JSON keys.
+"""explain / compare (dlasim/causes.py) and their advice (dlasim/advice.py): the seed stories end to end,
+cause sums and signs, re-estimated advice, JSON keys.
 
 Seeds (../shared/seeds): 000 DLA INT8 1x1 conv held back by reformats; 001 2:4 sparsity not faster for
 YOLOv8-L on A40; 002 YOLOv4 Mish falls back on Xavier DLA (fix: ReLU); 003 a tiny MatMul on Orin DLA is
@@ -12,10 +13,11 @@ import pytest
 
 import dlasim
 from dlasim import GraphBuilder
+from dlasim import advice as A
+from dlasim import causes as C
 from dlasim.cli import main
 from dlasim.errors import DlasimError
 
-from dlasim import causes as X
 SEEDS = Path(__file__).resolve().parents[1] / "validation" / "data" / "seeds"
 KIND_CODES = {"reformat", "transition", "overhead"}
 
@@ -105,9 +107,10 @@ def test_round_channels_is_reestimated_and_offered_only_if_it_pays():
     x = b.input("x", (8, 256, 64, 64))
     y = b.relu(b.conv(x, 288, kernel=3, name="conv288"), name="relu")
     g = b.build([b.conv(y, 512, kernel=3, name="head")])
-    cfg = X._setup(g, "a40", dict(device="gpu", precision="fp16", sparsity="force"))
+    cfg = A.Config.load(g, "a40", dict(device="gpu", precision="fp16", sparsity="force"))
     est = cfg.estimate()
-    change = next(c for c in X._changes(cfg, est, []) if c.change == "round_channels")
+    found = C.findings(C.Expectation.of(cfg), est, [])
+    change = next(c for c in A.changes(cfg, est, found) if c.change == "round_channels")
     assert "conv288 (256->288)" in change.text                  # names the layer and its channel counts
     wide = change.graph
     assert wide.tensors["conv288.weight"].shape == (384, 256, 3, 3)
@@ -122,7 +125,7 @@ def test_round_channels_is_reestimated_and_offered_only_if_it_pays():
 
 def test_widen_channels_keeps_split_and_residual_widths_consistent():
     g = dlasim.load("zoo:yolov8l_backbone")
-    wide = X.widen_channels(g, X.sparse_width)
+    wide = A.widen_channels(g, A.sparse_width)
     assert wide is not None
     assert all(c >= 256 for l in wide.layers if l.op == "Conv" for c in wide.tensors[l.inputs[1]].shape[:1])
 
@@ -144,8 +147,8 @@ def test_seed002_yolov4_fallback_and_relu_fix():
 @pytest.mark.parametrize("act", ["mish", "mish_decomposed"])
 def test_mish_rewrite_is_reestimated(act):
     g = small_dla_net(act)
-    fixed, n = X.relu_for_mish(g)
-    assert n == 1 and [l.op for l in fixed.layers] == ["Conv", "Relu", "Conv"]
+    fixed = A.relu_for_mish(g)
+    assert [l.op for l in fixed.layers] == ["Conv", "Relu", "Conv"]
     r = dlasim.explain(g, "xavier-agx", device="dla", precision="fp16")
     item = next(a for a in r.advice if a["change"] == "mish_to_relu")
     truth = dlasim.estimate(small_dla_net("relu"), "xavier-agx", device="dla", precision="fp16").total_ms
@@ -182,7 +185,7 @@ def test_dynamic_matmul_rewrite_moves_it_to_the_dla():
     r = dlasim.explain(g, "orin-agx", device="dla", precision="fp16")
     assert any(f["op"] == "MatMul" for f in r.estimate.fallback)
     item = next(a for a in r.advice if a["change"] == "matmul_to_conv")
-    fixed = X.constant_matmul(g, {"mm"})
+    fixed = A.constant_matmul(g, {"mm"})
     assert fixed.tensors[fixed.layer("mm").inputs[1]].const and "c2" not in {l.name for l in fixed.layers}
     assert item["predicted_ms"] == pytest.approx(dlasim.estimate(fixed, "orin-agx", device="dla").total_ms)
 
@@ -200,16 +203,47 @@ def test_norm_global_pool_and_large_pool_rewrites():
     r = dlasim.explain(g, "orin-agx", device="dla", precision="fp16")
     together = next(a for a in r.advice if a["change"] == "dla_rewrites")      # each alone adds islands
     assert all(n in together["text"] for n in ("inorm", "gap", "pool9"))
-    fixed = X.cascade_maxpool(X.avgpool_for_global(X.batchnorm_for_norms(g, {"inorm"}), {"gap"}), {"pool9"})
+    fixed = A.cascade_maxpool(A.avgpool_for_global(A.batchnorm_for_norms(g, {"inorm"}), {"gap"}), {"pool9"})
     e = dlasim.estimate(fixed, "orin-agx", device="dla", precision="fp16")
     assert e.fallback == [] and together["predicted_ms"] == pytest.approx(e.total_ms)
-    bn = X.batchnorm_for_norms(g, {"inorm"})
+    bn = A.batchnorm_for_norms(g, {"inorm"})
     assert bn.layer("inorm").op == "BatchNormalization"
-    gap = X.avgpool_for_global(g, {"gap"})
+    gap = A.avgpool_for_global(g, {"gap"})
     assert gap.layer("gap").attrs["kernel_shape"] == [8, 8]
-    cas = X.cascade_maxpool(g, {"pool9"})
+    cas = A.cascade_maxpool(g, {"pool9"})
     assert [l.name for l in cas.layers if l.op == "MaxPool"] == ["pool9.5x5_0", "pool9.5x5_1"]
     assert cas.tensors["pool9"].shape == g.tensors["pool9"].shape
+
+
+def conv_chain(act: str, n: int = 20):
+    """n x (3x3 conv -> act): with an activation the DLA cannot run, n DLA regions, more than fit one core."""
+    b = GraphBuilder(f"chain_{act}")
+    y = b.input("input", (1, 16, 32, 32))
+    for i in range(n):
+        y = b.op(act, [b.conv(y, 16, kernel=3, name=f"c{i}")], {}, name=f"act{i}")
+    return b.build([y])
+
+
+def test_loadable_limit_advice_names_the_layers_it_brings_back():
+    r = dlasim.explain(conv_chain("Mish"), "xavier-agx", device="dla", precision="fp16")
+    limited = {f["name"] for f in r.estimate.fallback if f["reason"].startswith("past the")}
+    assert limited == {"c16", "c17", "c18", "c19"} and r.estimate.dla_subgraphs == 16
+    relu = dlasim.estimate(conv_chain("Relu"), "xavier-agx", device="dla", precision="fp16")
+    assert relu.fallback == [] and relu.dla_subgraphs == 1
+    mish = next(a for a in r.advice if a["change"] == "mish_to_relu")
+    assert mish["predicted_ms"] == pytest.approx(relu.total_ms)
+    assert "all 4 layers that ran on the GPU only because a DLA core holds at most 16 loadables go back to the " \
+           "DLA (DLA loadables 16 -> 1, GPU<->DLA transitions 31 -> 0)" in mish["text"]
+    gpu = next(a for a in r.advice if a["change"] == "run_on_gpu")      # the GPU brings nothing back to the DLA
+    assert "loadables" not in gpu["text"]
+
+
+def test_loadable_limit_note_only_where_a_rewrite_is_reestimated():
+    r = dlasim.explain(conv_chain("HardSwish"), "xavier-agx", device="dla", precision="fp16")
+    assert any(f["reason"].startswith("past the") for f in r.estimate.fallback)
+    assert r.advice and not any("loadables" in a["text"] for a in r.advice)    # no HardSwish rewrite to re-estimate
+    r = dlasim.explain(small_dla_net("mish"), "xavier-agx", device="dla", precision="fp16")
+    assert not any("loadables" in a["text"] for a in r.advice)                  # under the limit: no note
 
 
 def test_batch_advice_reports_per_image_time():
@@ -235,7 +269,7 @@ def test_waterfall_sums_to_predicted_minus_ideal(model, hw, opts):
     assert total_ms(r) == pytest.approx(r.total_ms - r.ideal_ms, abs=1e-6)
     assert 0 < r.ideal_ms < r.total_ms
     for c in r.causes:
-        assert c["code"] in X.WHAT
+        assert c["code"] in C.WHAT
         if c["code"] in ("reformat", "transition", "overhead", "memory_bound", "cbuf_refetch", "channel_padding",
                          "tile_quantization", "wave_quantization"):
             assert c["ms"] >= -1e-9, c

@@ -1,0 +1,487 @@
+"""Recovery advice: changes to the network or the build options, each re-estimated through `dlasim.estimate`.
+
+causes.py attributes a configuration's time to cause codes and hands the advisors here what they need
+(`Findings`); each advisor proposes `Change`s (a rewritten copy of the network and/or other options), every
+change is re-estimated and only those that predict a gain are offered. This module does not import causes.py
+(causes.py imports it).
+
+Rules and recipes (../shared/reference):
+- native I/O formats remove the boundary reformats (dla.md s3.4 "I/O formats on DLA"; DLA-SW FAQ item 3);
+  an image input of <= 4 channels whose first layer is a convolution may be DLA_HWC4 (s3.4);
+- rewrites that keep fallback layers on the DLA (dla.md s4.1 operator support and reconstruction recipes,
+  passes/dla_support.REWRITES): Mish -> ReLU (seed 002), MatMul with a constant second operand = 1x1 conv,
+  Group/InstanceNormalization -> BatchNormalization, GlobalAveragePool -> AveragePool (kernel <= the pooling
+  window, jetson_dla_tutorial), a large stride-1 MaxPool -> cascaded 5x5 pools (SPPF identity);
+- fewer DLA islands also bring back layers that ran on the GPU only because a core holds at most 16 loadables
+  (dla.md s3.1 "Loadables per core"; passes/partition.py); the advice says so when the re-estimate shows it;
+- a tiny network is dominated by DLA launch and copies and may be faster on the GPU (seed 003; dla.md s3.4
+  "overhead due to small workloads");
+- 2:4 sparse kernels pay only on wide layers: channels rounded to multiples of 128 and >= 256
+  (gpu_tensorrt.md s2.3 items 1-2, seed 001);
+- fixed costs and partly empty waves amortise over a larger batch (gpu_tensorrt.md s5.1, s5.3; dla.md s3.4).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import dlasim
+
+from . import ops
+from .errors import DlasimError
+from .hardware import Platform, hardware
+from .ir import Graph, Layer, Tensor
+from .passes.fold import FOLDABLE
+from .passes.reformat import parse_io_formats
+from .report import Estimate
+
+# estimate options of compare/explain and their defaults (those of dlasim.estimate); shared with causes.py:
+DEFAULTS = dict(device="dla", precision="fp16", batch=None, gpu_fallback=True, sparsity="disable", dla_core=0,
+                shapes=None, input_formats=None, output_formats=None)
+FIXED_KINDS = ("reformat", "transition", "overhead")     # step kinds that are not layers: copies and launches
+# a copy step's name, as passes/reformat.py writes it: "TENSOR reformat|transition (prec:fmt -> prec:fmt)"
+COPY_NAME = re.compile(r"^(.*) (reformat|transition) \((\w+):(\w+) -> (\w+):(\w+)\)$")
+
+
+def si(n: float) -> str:
+    """3 significant digits with a k/M/G suffix."""
+    return next((f"{n / v:.3g}{u}" for u, v in (("G", 1e9), ("M", 1e6), ("k", 1e3)) if abs(n) >= v), f"{n:.3g}")
+
+
+def listed(names: list[str], n: int = 3) -> str:
+    """'a, b, c and 4 more'."""
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
+
+
+# ---- configurations ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Config:
+    """A network on a platform with estimate options (shapes already applied to the graph)."""
+    graph: Graph
+    hw: Platform
+    opts: dict
+
+    @classmethod
+    def load(cls, model, hw, opts: dict) -> "Config":
+        """Check the option names, fill in the defaults, load the model at the batch and shapes asked."""
+        unknown = set(opts) - set(DEFAULTS)
+        if unknown:
+            raise DlasimError(f"unknown option(s): {', '.join(sorted(unknown))} (known: {', '.join(DEFAULTS)})")
+        o = {**DEFAULTS, **{k: v for k, v in opts.items() if v is not None}}
+        g = dlasim.load(model, shapes=o.pop("shapes"), batch=o["batch"])
+        return cls(g, hardware(hw), o)
+
+    def estimate(self, label: str = "", graph: Graph | None = None, **change) -> Estimate:
+        return dlasim.estimate(graph or self.graph, self.hw, label=label, **{**self.opts, **change})
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the cause attribution (causes.py) found for one configuration, as far as the advisors need it."""
+    codes: list[str]                            # cause codes, largest first
+    ideal_ms: float                             # every MAC at the device's peak
+    kept_dense: list[tuple[str, int, int]]      # (layer, C, K) of conv steps that get no 2:4 kernel
+
+
+# ---- rewrites: each returns a changed copy of the graph ------------------------------------------------
+
+
+def _rebuilt(g: Graph) -> Graph:
+    """Drop the layers whose outputs nobody reads (a rewrite cut them off), re-sort, re-infer shapes."""
+    while True:
+        used = {t for l in g.layers for t in l.inputs} | set(g.outputs)
+        kept = [l for l in g.layers if any(t in used for t in l.outputs)]
+        if len(kept) == len(g.layers):
+            return g.validate().infer_shapes()
+        g.layers = kept
+
+
+def relu_for_mish(g: Graph) -> Graph:
+    """Copy with Mish (one op, or Softplus -> Tanh -> Mul(x, .)) replaced by one Relu (seed 002)."""
+    g = g.copy()
+    drop = set()
+    for l in g.layers:
+        if l.op == "Mish":
+            l.op, l.attrs = "Relu", {}
+        elif l.op == "Mul" and len(l.inputs) == 2:
+            for x, y in (l.inputs, l.inputs[::-1]):
+                tanh = g.producer(y)
+                sp = g.producer(tanh.inputs[0]) if tanh is not None and tanh.op == "Tanh" else None
+                if sp is not None and sp.op == "Softplus" and sp.inputs[0] == x \
+                        and len(g.consumers(sp.outputs[0])) == 1 and len(g.consumers(y)) == 1:
+                    drop |= {sp.name, tanh.name}
+                    l.op, l.inputs, l.attrs = "Relu", [x], {}
+                    break
+    g.layers = [l for l in g.layers if l.name not in drop]
+    return _rebuilt(g)
+
+
+def constant_matmul(g: Graph, names: set[str]) -> Graph:
+    """Copy where the second operand of each named MatMul is a constant (weights): a 1x1 conv on DLA."""
+    g = g.copy()
+    for l in g.layers:
+        if l.name in names:
+            src = g.tensors[l.inputs[1]]
+            w = f"{l.name}.weight"
+            g.tensors[w] = Tensor(w, src.shape, src.dtype, const=True)
+            l.inputs[1] = w
+    return _rebuilt(g)
+
+
+def batchnorm_for_norms(g: Graph, names: set[str]) -> Graph:
+    """Copy with the named Group/InstanceNormalization layers as BatchNormalization (same shapes)."""
+    g = g.copy()
+    for l in g.layers:
+        if l.name in names:
+            c = g.tensors[l.inputs[0]].shape[1]
+            params = [f"{l.name}.bn_{p}" for p in ("scale", "bias", "mean", "var")]
+            for p in params:
+                g.tensors[p] = Tensor(p, (c,), const=True)
+            l.op, l.inputs, l.attrs = "BatchNormalization", [l.inputs[0]] + params, {"epsilon": 1e-5}
+    return _rebuilt(g)
+
+
+def avgpool_for_global(g: Graph, names: set[str]) -> Graph:
+    """Copy with each named GlobalAveragePool as AveragePool over the whole H x W (dla.md s4.1)."""
+    g = g.copy()
+    for l in g.layers:
+        if l.name in names:
+            h, w = g.tensors[l.inputs[0]].shape[2:4]
+            l.op, l.attrs = "AveragePool", {"kernel_shape": [h, w], "strides": [h, w], "pads": [0, 0, 0, 0]}
+    return _rebuilt(g)
+
+
+def cascade_maxpool(g: Graph, names: set[str]) -> Graph:
+    """Copy with each named stride-1 'same' MaxPool k (k = 4n+1) as n cascaded 5x5 pools (SPPF identity)."""
+    g = g.copy()
+    layers = []
+    for l in g.layers:
+        if l.name not in names:
+            layers.append(l)
+            continue
+        n, x = (ops.conv_params(l.attrs)[0][0] - 1) // 4, l.inputs[0]
+        for i in range(n):
+            out = l.outputs[0] if i == n - 1 else f"{l.name}.5x5_{i}"
+            if i < n - 1:
+                g.tensors[out] = Tensor(out, g.tensors[x].shape)
+            layers.append(Layer(f"{l.name}.5x5_{i}", "MaxPool", [x], [out],
+                                {"kernel_shape": [5, 5], "strides": [1, 1], "pads": [2, 2, 2, 2]}))
+            x = out
+    g.layers = layers
+    return _rebuilt(g)
+
+
+def sparse_width(c: int) -> int:
+    """Channels rounded up so 2:4 sparse tiles fill: a multiple of 128 and at least 256 (seed 001)."""
+    return max(256, -(-c // 128) * 128)
+
+
+def widen_channels(g: Graph, width) -> Graph | None:
+    """Copy whose conv output channels K become width(K) (graph outputs keep theirs); downstream weights,
+    per-channel parameters and Split sizes follow and shapes are re-inferred. None if the widths would
+    not stay consistent (e.g. an element-wise op mixing widths)."""
+    g = g.copy()
+    try:
+        splits = _split_sources(g)
+        for l in g.layers:
+            x = g.tensors[l.inputs[0]].shape if l.inputs and l.inputs[0] else None
+            if l.op == "Conv":
+                _widen_conv(g, l, x, width, splits)
+            elif l.op == "Split" and l.attrs.get("split") and sum(l.attrs["split"]) != x[1]:
+                l.attrs["split"] = [width(s) for s in l.attrs["split"]]
+            elif l.op in ops.NORMS | {"PRelu"}:
+                for t in l.inputs[1:]:
+                    if t and g.tensors[t].const and len(g.tensors[t].shape) == 1:
+                        g.tensors[t].shape = (x[1],)
+            elif l.op in ("Gemm", "MatMul") and g.tensors[l.inputs[1]].const and len(x) > 1:
+                w = g.tensors[l.inputs[1]]
+                fan_in = math.prod(x[1:]) if l.op == "Gemm" else x[-1]
+                w.shape = (w.shape[0], fan_in) if l.attrs.get("transB") else (fan_in,) + tuple(w.shape[1:])
+            elif l.op in ops.ELEMENTWISE:
+                cs = {g.tensors[t].shape[1] for t in l.inputs if t and len(g.tensors[t].shape) > 1
+                      and not g.tensors[t].const}
+                if len(cs) > 1:
+                    return None
+            outs = ops.infer(l, [g.tensors[t].shape for t in l.inputs if t])
+            for t, s in zip(l.outputs, outs):
+                g.tensors[t].shape = tuple(int(d) for d in s)
+    except (DlasimError, KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return g
+
+
+def _split_sources(g: Graph) -> dict[str, Layer]:
+    """{conv name: the Split that cuts its output} through channel-preserving layers (BN, SiLU, ...)."""
+    out = {}
+    for sp in (l for l in g.layers if l.op == "Split" and l.attrs.get("split")):
+        p = g.producer(sp.inputs[0])
+        while p is not None and p.op != "Conv" and (p.op in ops.SAME_SHAPE or p.op in ops.ELEMENTWISE):
+            p = g.producer(p.inputs[0])
+        if p is not None and p.op == "Conv":
+            out[p.name] = sp
+    return out
+
+
+def _widen_conv(g: Graph, l: Layer, x, width, splits) -> None:
+    w = g.tensors[l.inputs[1]]
+    k, groups = w.shape[0], int(l.attrs.get("group", 1))
+    c_old = w.shape[1] * groups
+    if groups > 1 and groups == c_old:                      # depthwise follows its input
+        k, groups = x[1] * (k // c_old), x[1]
+        l.attrs["group"] = groups
+    elif l.outputs[0] not in g.outputs:
+        sp = splits.get(l.name)
+        k = sum(width(s) for s in sp.attrs["split"]) if sp and sum(sp.attrs["split"]) == k else width(k)
+    if x[1] % groups:
+        raise ValueError("groups")
+    w.shape = (k, x[1] // groups) + tuple(w.shape[2:])
+    for b in l.inputs[2:]:
+        if b:
+            g.tensors[b].shape = (k,)
+
+
+# ---- advisors: (config, its estimate, findings) -> proposed changes ----------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    change: str                  # stable id of the suggestion
+    text: str                    # what to do, with the reason
+    graph: Graph | None = None   # rewritten network (None: the same)
+    opts: dict = field(default_factory=dict)
+    per_image: bool = False      # compare per-image time (batch changes)
+
+
+def _resolve(g: Graph, t: str) -> str:
+    """The tensor a network output aliases after no-op folding (passes/fold.py)."""
+    while True:
+        l = g.producer(t)
+        data = g.data_inputs(l) if l is not None else []
+        same = len(data) == 1 and data[0].shape == g.tensors[t].shape
+        if l is None or len(data) != 1 or not (l.op in FOLDABLE or (same and l.op in ("Reshape", "Flatten",
+                                                                                       "Squeeze", "Unsqueeze"))):
+            return t
+        t = data[0].name
+
+
+def advise_io_formats(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
+    """Native DLA/GPU I/O formats remove the boundary reformats (dla.md s3.4 "I/O formats on DLA")."""
+    if "reformat" not in found.codes[:3]:
+        return []
+    copies = {}
+    for r in est.steps:
+        m = COPY_NAME.match(r.name) if r.kind == "reformat" else None
+        if m:
+            copies.setdefault(m.group(1), (f"{m.group(3)}:{m.group(4)}", f"{m.group(5)}:{m.group(6)}"))
+    g = cfg.graph
+    have_in = parse_io_formats(cfg.opts.get("input_formats"), "--inputIOFormats") or [("fp32", "linear")]
+    have_out = parse_io_formats(cfg.opts.get("output_formats"), "--outputIOFormats") or [("fp32", "linear")]
+    ins, outs = [], []
+    for i, t in enumerate(g.inputs):
+        fmt = copies[t][1] if t in copies else ":".join(have_in[min(i, len(have_in) - 1)])
+        shape = g.tensors[t].shape
+        if t in copies and est.device == "dla" and len(shape) == 4 and shape[1] <= 4:
+            fmt = fmt.split(":")[0] + ":dla_hwc4"          # image input: first layer a conv (dla.md s3.4)
+        ins.append(fmt)
+    for i, t in enumerate(g.outputs):
+        src = copies.get(_resolve(g, t))
+        outs.append(src[0] if src else ":".join(have_out[min(i, len(have_out) - 1)]))
+    if not any(t in copies for t in g.inputs) and not any(_resolve(g, t) in copies for t in g.outputs):
+        return []
+    i, o = ",".join(ins), ",".join(outs)
+    return [Change("io_formats", f"give the engine its native I/O formats (--inputIOFormats={i} "
+                   f"--outputIOFormats={o}) so no reformat runs at the engine boundary; produce and consume "
+                   f"these formats in pre/post-processing", opts={"input_formats": i, "output_formats": o})]
+
+
+def advise_gpu(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
+    """A tiny network on the DLA is dominated by launch and copies; the GPU may be faster (seed 003)."""
+    if est.device != "dla" or cfg.hw.gpu is None:
+        return []
+    kinds = est.by_kind()
+    fixed = sum(kinds.get(k, 0.0) for k in FIXED_KINDS)
+    if fixed < max(found.ideal_ms, 0.5 * est.total_ms):
+        return []
+    return [Change("run_on_gpu", f"the network is tiny ({si(est.macs)} MACs, {found.ideal_ms:.3f} ms at the DLA's "
+                   f"peak) and DLA launch and copies take {fixed:.3f} ms of {est.total_ms:.3f} ms: run it on the GPU",
+                   opts={"device": "gpu"})]
+
+
+def _fallback_layers(est: Estimate, g: Graph, op_types: set[str]) -> list[Layer]:
+    names = {f["name"] for f in est.fallback if f["op"] in op_types}
+    return [l for l in g.layers if l.name in names]
+
+
+def _pick_mish(g: Graph, est: Estimate, hw: Platform) -> list[str]:
+    return [l.name for l in _fallback_layers(est, g, {"Mish", "Softplus"})]
+
+
+def _pick_matmul(g: Graph, est: Estimate, hw: Platform) -> list[str]:
+    return [l.name for l in _fallback_layers(est, g, {"MatMul", "Gemm"}) if not g.tensors[l.inputs[1]].const]
+
+
+def _pick_norms(g: Graph, est: Estimate, hw: Platform) -> list[str]:
+    return [l.name for l in _fallback_layers(est, g, {"GroupNormalization", "InstanceNormalization"})]
+
+
+def _pick_global_pool(g: Graph, est: Estimate, hw: Platform) -> list[str]:
+    lim = hw.dla.support.pool_window_max
+    return [l.name for l in _fallback_layers(est, g, {"GlobalAveragePool"})
+            if len(g.tensors[l.inputs[0]].shape) == 4 and max(g.tensors[l.inputs[0]].shape[2:]) <= lim]
+
+
+def _pick_big_pool(g: Graph, est: Estimate, hw: Platform) -> list[str]:
+    out = []
+    for l in _fallback_layers(est, g, {"MaxPool"}):
+        k, s, p, _ = ops.conv_params(l.attrs)
+        if k[0] == k[1] > hw.dla.support.pool_window_max and (k[0] - 1) % 4 == 0 and s == (1, 1) \
+                and set(p) == {k[0] // 2}:
+            out.append(l.name)
+    return out
+
+
+# (change, which fallback layers it applies to, rewrite(graph, names), what to do): dla.md s4.1 recipes,
+# passes/dla_support.REWRITES, seeds 002 and 003
+DLA_REWRITES = (
+    ("mish_to_relu", _pick_mish, lambda g, names: relu_for_mish(g),
+     "replace Mish ({names} fall back) with ReLU or LeakyReLU (TAO force_relu; retrain) so the DLA is not split "
+     "into islands"),
+    ("matmul_to_conv", _pick_matmul, constant_matmul,
+     "make the second operand of {names} a constant (weights) so TensorRT runs it as a 1x1 convolution on the DLA"),
+    ("norm_to_batchnorm", _pick_norms, batchnorm_for_norms,
+     "use BatchNormalization instead of Group/InstanceNormalization in {names} so it runs on the DLA"),
+    ("global_pool_to_avgpool", _pick_global_pool, avgpool_for_global,
+     "write the GlobalAveragePool {names} as AveragePool with the kernel = H x W so it runs in the DLA's PDP"),
+    ("cascade_maxpool", _pick_big_pool, cascade_maxpool,
+     "write the large stride-1 MaxPool {names} as cascaded 5x5 MaxPools (same result, as YOLOv5 SPPF) so it "
+     "fits the DLA's pooling window"),
+)
+
+
+def advise_dla_rewrites(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
+    """Network rewrites that keep fallback layers on the DLA, one by one and (when several apply) together."""
+    if est.device != "dla" or not est.fallback:
+        return []
+    out, together, texts = [], cfg.graph, []
+    for change, pick, rewrite, text in DLA_REWRITES:
+        names = pick(cfg.graph, est, cfg.hw)
+        if not names:
+            continue
+        try:
+            g, together = rewrite(cfg.graph, set(names)), rewrite(together, set(names))
+        except (DlasimError, KeyError, IndexError, TypeError, ValueError):
+            continue
+        texts.append(text.format(names=listed(names)))
+        out.append(Change(change, texts[-1], graph=g))
+    if len(out) > 1:
+        out.append(Change("dla_rewrites", "apply these rewrites together: " + "; ".join(texts), graph=together))
+    return out
+
+
+def advise_channels(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
+    """2:4 kernels need wide layers (gpu_tensorrt.md s2.3; seed 001: C, K >= 256 and multiples of 128)."""
+    bad = [(name, c, k) for name, c, k in found.kept_dense if c != sparse_width(c) or k != sparse_width(k)]
+    if not bad:
+        return []
+    names = listed([f"{name} ({c}->{k})" for name, c, k in bad], 6)
+    out = []
+    cheap = lambda c: sparse_width(c) if sparse_width(c) <= 1.5 * c else c      # noqa: E731
+    for what, width in (("round conv channels up", sparse_width),
+                        ("round up the channels where that costs <= 1.5x the MACs", cheap)):
+        g = widen_channels(cfg.graph, width)
+        if g is not None and g.macs != cfg.graph.macs:
+            out.append(Change("round_channels", f"{what} to multiples of 128 and >= 256 (e.g. 288 -> 384) so 2:4 "
+                              f"sparse tiles fill; layers whose channel counts keep sparsity from paying: {names}",
+                              graph=g))
+    return out
+
+
+def advise_batch(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
+    """Fixed costs and partly empty waves amortise over a larger batch (gpu_tensorrt.md s5.3, dla.md s3.4)."""
+    return [Change("batch", f"raise the batch to {est.batch * m}", opts={"batch": est.batch * m}, per_image=True)
+            for m in (2, 4)]
+
+
+ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_gpu, advise_channels, advise_batch)
+
+
+# ---- evaluation: re-estimate each change, keep the ones that pay -----------------------------------------
+
+
+def changes(cfg: Config, est: Estimate, found: Findings, skip=()) -> list[Change]:
+    return [ch for make in ADVISORS for ch in make(cfg, est, found) if ch.change not in skip]
+
+
+def _loadable_note(cfg: Config, base: Estimate, e: Estimate) -> str:
+    """'; all N layers that ran on the GPU only because ... go back to the DLA (...)' when the change brings
+    back to the DLA layers that the per-core loadable limit had sent to the GPU (dla.md s3.1; the fallback
+    reason of passes/partition.py), else ''."""
+    limited = {f["name"] for f in base.fallback if f["reason"].startswith("past the")}
+    on_dla = {n for r in e.steps if r.kind == "layer" and r.device == "dla" for n in r.layers}
+    back = len(limited & on_dla)
+    if not back:
+        return ""
+    how_many = "all" if back == len(limited) else f"{back} of the"
+    return (f"; {how_many} {len(limited)} layers that ran on the GPU only because a DLA core holds at most "
+            f"{cfg.hw.dla.support.max_loadables_per_core} loadables go back to the DLA (DLA loadables "
+            f"{base.dla_subgraphs} -> {e.dla_subgraphs}, GPU<->DLA transitions {base.transitions} -> "
+            f"{e.transitions})")
+
+
+def _evaluate(ch: Change, cfg: Config, base: Estimate) -> tuple[dict, Change, Estimate] | None:
+    """Re-estimate the changed network/options; an advice item if the predicted time is lower (> 0.1%)."""
+    try:
+        e = cfg.estimate(graph=ch.graph, **ch.opts)
+    except DlasimError:
+        return None
+    pred = e.total_ms / e.batch * base.batch if ch.per_image else e.total_ms
+    gain = base.total_ms - pred
+    if gain <= 1e-3 * base.total_ms:
+        return None
+    if ch.per_image:
+        text = (f"{ch.text}: {e.total_ms / e.batch:.3f} ms per image instead of {base.total_ms / base.batch:.3f} ms "
+                f"({e.total_ms:.3f} ms per batch-{e.batch} inference)")
+    else:
+        text = f"{ch.text}: predicted {pred:.3f} ms instead of {base.total_ms:.3f} ms"
+    text += _loadable_note(cfg, base, e)
+    return {"change": ch.change, "text": text, "predicted_ms": pred, "gain_ms": gain,
+            "gain_pct": 100.0 * gain / base.total_ms}, ch, e
+
+
+def advise(cfg: Config, est: Estimate, found: Findings, skip=()) -> list[tuple[dict, Change, Estimate]]:
+    """Recovery advice, each re-estimated: (item, change, new estimate) per change id (its best variant),
+    largest gain first."""
+    best: dict[str, tuple] = {}
+    for ch in changes(cfg, est, found, skip):
+        res = _evaluate(ch, cfg, est)
+        if res and (ch.change not in best or res[0]["gain_ms"] > best[ch.change][0]["gain_ms"]):
+            best[ch.change] = res
+    return sorted(best.values(), key=lambda b: -b[0]["gain_ms"])
+
+
+def _twin(ch: Change, firsts: list[Change]) -> Change | None:
+    """The first variant's version of a change: same id (same batch for batch changes); a pure network
+    rewrite applies as is."""
+    same = [c for c in firsts if c.change == ch.change and (ch.change != "batch" or c.opts == ch.opts)]
+    return same[0] if same else (ch if not ch.opts else None)
+
+
+def speedup_after(advised, cfg1: Config, e1: Estimate, found1: Findings, ideal: float) -> list[dict]:
+    """Compare advice: each advised change of the second variant applied to the first one too, and the
+    speedup first -> second it would leave."""
+    firsts = changes(cfg1, e1, found1)
+    items = []
+    for item, ch, e2 in advised:
+        twin = _twin(ch, firsts)
+        try:
+            s = cfg1.estimate(graph=twin.graph, **twin.opts).total_ms / e2.total_ms if twin else None
+        except DlasimError:
+            s = None
+        if s is not None:
+            item = {**item, "speedup_after": s,
+                    "text": f"{item['text']}; the speedup would be {s:.2f}x (naive {ideal:.2f}x)"}
+        items.append(item)
+    return items
