@@ -306,7 +306,7 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
            "metric": case.get("metric", ""), "measured": None, "predicted": None, "error_pct": None,
            "tolerance_pct": None, "within_tolerance": None, "measured_value": case.get("measured", ""),
            "unit": case.get("unit", "") or "ms", "source": case.get("source", ""), "notes": case.get("notes", ""),
-           "warnings": [], "error": None}
+           "fitted": case.get("fitted", "") == "yes", "warnings": [], "error": None}
     try:
         if case.get("tolerance_pct"):
             row["tolerance_pct"] = float(case["tolerance_pct"])
@@ -346,6 +346,8 @@ def run(suite: str | None = None, path: str | Path | None = None) -> dict:
     summary["all"] = summarize(rows)
     for plat in dict.fromkeys(platform_key(r["platform"]) for r in rows):
         summary[plat] = summarize([r for r in rows if platform_key(r["platform"]) == plat])
+    # cases whose measurement validation/fit_specs.py fitted spec values to are in-sample; the rest held out
+    summary["held_out"] = summarize([r for r in rows if not r.get("fitted")])
     return {"cases_file": str(Path(path) if path else CASES.relative_to(ROOT)), "suite": suite,
             "cases": rows, "summary": summary}
 
@@ -375,7 +377,7 @@ def render(result: dict) -> str:
         tol = r.get("tolerance_pct")
         flag = "" if r.get("within_tolerance") is None else ("ok" if r["within_tolerance"] else "OUT")
         lines.append(f"{r['name']:<{width}}  {r['platform']:<{pw}}  {r['predicted']:>12.4f}  {r['measured']:>11.4f}  "
-                     f"{r['error_pct']:>+7.1f}%  {_fmt(tol, '.0f', ''):>3}%  {flag}")
+                     f"{r['error_pct']:>+7.1f}%  {_fmt(tol, '.0f', ''):>3}%  {flag:<3}  {'fit' if r.get('fitted') else ''}")
     lines.append("")
     s = result.get("summary", {})
     sh = f"{'summary':<12} {'n':>3} {'err':>4} {'median |err|':>12} {'<=10%':>6} {'<=20%':>6} {'<=30%':>6} {'in tol':>6}"
@@ -391,5 +393,6 @@ def render(result: dict) -> str:
                      f"{pct(v['within_10pct']):>6} {pct(v['within_20pct']):>6} {pct(v['within_30pct']):>6} "
                      f"{pct(v['within_tolerance']):>6}")
     lines.append("error = (predicted - measured) / measured; tol = the case's tolerance (validation/cases.csv); "
-                 "sources: --format json")
+                 "fit = spec values were fitted to this measurement (validation/fit_specs.py), held_out = the "
+                 "others; sources: --format json")
     return "\n".join(lines)
