@@ -5,7 +5,10 @@
 Graphs and platforms are built once; each timed call is `dlasim.estimate(graph, platform, ...)`, the path a
 NAS loop takes. Prints the median time per call and estimates/second for ResNet-50 and MobileNetV2 on the
 Orin DLA (INT8), the A100 GPU (FP16) and the Orin GPU (FP16); the time to build each graph (zoo /
-GraphBuilder); then a cProfile of the ResNet-50 Orin DLA estimate (top 10 functions by cumulative time).
+GraphBuilder); whole candidates (build the graph with GraphBuilder, then estimate it: what a NAS loop pays
+per new candidate) per second; then a cProfile of the ResNet-50 Orin DLA estimate (top 10 functions by
+cumulative time). The garbage collector stays on, as in a real loop; timings on a shared machine vary by
+10-20% from run to run, so compare medians of runs made close together.
 """
 from __future__ import annotations
 
@@ -70,6 +73,16 @@ def main(argv: list[str] | None = None) -> int:
         med = statistics.median(ts)
         print(f"{label:<34} {e.total_ms:>9.3f} {len(e.steps):>6} {med * 1e3:>10.2f} {min(ts) * 1e3:>8.2f} "
               f"{1 / med:>8.0f}")
+
+    print()
+    hdr = f"{'candidate = build + estimate':<34} {'median ms':>10} {'min ms':>8} {'cand/s':>8}"
+    print(hdr)
+    print("-" * len(hdr))
+    for label, model, plat, dev, prec in CASES[:4]:
+        hw = platforms[plat]
+        ts = timed(lambda: dlasim.estimate(zoo.build(model), hw, device=dev, precision=prec, batch=1), a.repeat)
+        med = statistics.median(ts)
+        print(f"{label:<34} {med * 1e3:>10.2f} {min(ts) * 1e3:>8.2f} {1 / med:>8.0f}")
 
     if not a.no_profile:
         g, hw = graphs["resnet50"], platforms["orin-agx"]

@@ -118,7 +118,8 @@ class Graph:
                     raise ModelError(f"{self.source or self.name}: tensor {t!r} is produced by both "
                                      f"{produced[t]!r} and {layer.name!r}")
                 produced[t] = layer.name
-                self.tensors.setdefault(t, Tensor(t, None))
+                if t not in self.tensors:
+                    self.tensors[t] = Tensor(t, None)
         for layer in self.layers:
             for t in layer.inputs:
                 if not t:
@@ -136,7 +137,27 @@ class Graph:
         self._toposort()
         return self
 
+    def _in_order(self) -> bool:
+        """Whether every layer already comes after the producers of its inputs (a builder's graph does).
+
+        Same readiness rule as the sort below: a tensor is ready once produced, or if it is an input,
+        a constant or "" (an absent optional input).
+        """
+        tensors = self.tensors
+        ready = set(self.inputs)
+        ready.add("")
+        for layer in self.layers:
+            for t in layer.inputs:
+                if t not in ready and not (t in tensors and tensors[t].const):
+                    return False
+            ready.update(layer.outputs)
+        return True
+
     def _toposort(self) -> None:
+        """Stable topological sort (Kahn, in passes): a layer whose inputs are ready keeps its place."""
+        self._producer = self._consumers = None
+        if self._in_order():      # one pass instead of building the sort's ready set from every tensor
+            return
         ready = {t for t, v in self.tensors.items() if v.const} | set(self.inputs) | {""}
         pending = list(self.layers)
         order: list[Layer] = []
@@ -153,21 +174,17 @@ class Graph:
                                  f"{rest[0].name!r}")
             pending = rest
         self.layers = order
-        self._producer = self._consumers = None
 
     def infer_shapes(self) -> "Graph":
         """Compute every activation shape from the inputs; unknown ops keep a known shape or copy input 0."""
         self._macs = None
+        tensors = self.tensors
         for layer in self.layers:
-            in_shapes = []
-            for t in layer.inputs:
-                if not t:
-                    continue
-                s = self.tensors[t].shape
-                if s is None:
-                    raise ModelError(f"{self.source or self.name}: tensor {t!r} (input of {layer.name!r}) "
-                                     f"has no shape; give one with --shapes")
-                in_shapes.append(s)
+            in_shapes = [tensors[t].shape for t in layer.inputs if t]
+            if None in in_shapes:
+                t = next(t for t in layer.inputs if t and tensors[t].shape is None)
+                raise ModelError(f"{self.source or self.name}: tensor {t!r} (input of {layer.name!r}) "
+                                 f"has no shape; give one with --shapes")
             try:
                 outs = ops.infer(layer, in_shapes)
             except KeyError:
@@ -187,10 +204,10 @@ class Graph:
                 raise ModelError(f"{self.source or self.name}: layer {layer.name!r} ({layer.op}): "
                                  f"bad attributes or inputs ({e})") from None
             for t, s in zip(layer.outputs, outs):
-                if any(d <= 0 for d in s):
+                if s and min(s) <= 0:       # some dimension d <= 0
                     raise ModelError(f"{self.source or self.name}: layer {layer.name!r} ({layer.op}) gives "
                                      f"an empty output shape {s}")
-                self.tensors[t].shape = tuple(int(d) for d in s)
+                self.tensors[t].shape = tuple(map(int, s))
         return self
 
     # ---- derived copies --------------------------------------------------------------------------
@@ -241,7 +258,7 @@ class Graph:
     @property
     def macs(self) -> int:
         if self._macs is None:
-            self._macs = sum(self.layer_macs(l) for l in self.layers)
+            self._macs = sum(self.layer_macs(l) for l in self.layers if l.op in ops.MAC_OPS)
         return self._macs
 
     @property
@@ -322,7 +339,7 @@ class GraphBuilder:
 
     def const(self, name: str, shape: Iterable[int], dtype: str = "float32") -> str:
         name = self._unique(name)
-        self._tensors[name] = Tensor(name, tuple(shape), dtype, const=True)
+        self._tensors[name] = Tensor(name, tuple(shape), dtype, True)    # const
         return name
 
     def op(self, op_type: str, inputs: list[str], attrs: dict | None = None, name: str | None = None,

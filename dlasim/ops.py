@@ -33,7 +33,8 @@ def _pair(v, default: int) -> tuple[int, int]:
         return (default, default)
     if isinstance(v, int):
         return (v, v)
-    v = list(v)
+    if not isinstance(v, (list, tuple)):
+        v = list(v)
     return (int(v[0]), int(v[-1])) if len(v) else (default, default)
 
 
@@ -107,6 +108,8 @@ def _gemm(layer, shapes):
 
 
 def broadcast(*shapes: Shape) -> Shape:
+    if len(shapes) == 2 and tuple(shapes[0]) == tuple(shapes[1]):
+        return tuple(shapes[0])          # equal shapes (a residual Add, SiLU's Mul): nothing to broadcast
     n = max(len(s) for s in shapes)
     out = []
     for dims in zip(*[(1,) * (n - len(s)) + tuple(s) for s in shapes]):
@@ -269,6 +272,9 @@ def infer(layer, shapes: Sequence[Shape]) -> list[Shape]:
     if layer.op in ELEMENTWISE and len(shapes) < 1:
         raise ModelError(f"layer {layer.name!r}: {layer.op} needs inputs")
     return fn(layer, [tuple(s) for s in shapes])
+
+
+MAC_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # the ops `macs` counts; every other op is 0
 
 
 def macs(op: str, attrs: dict, in_shapes: Sequence[Shape], out_shapes: Sequence[Shape]) -> int:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from .hardware import Platform
 from .ir import Graph, Layer, Tensor
 
+ANCHOR_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # ops that set a fused step's cost
+
 
 @dataclass(slots=True)
 class Step:
@@ -24,6 +26,10 @@ class Step:
     subgraph: int = -1           # DLA loadable index, -1 on the GPU
     reason: str = ""             # why this device / precision, when it is not the requested one
     attrs: dict = field(default_factory=dict)             # reformat formats and bytes, flags
+    # (kernel, stride, pads, dilation) of members[0] when it is a Conv/ConvTranspose, parsed once by the fold
+    # pass (ops.conv_params) and read by the DLA rules and the cost model. A Step lives for one build over an
+    # unchanging graph, so this never goes stale; it describes members[0] only (fusion appends members).
+    conv: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def layers(self) -> list[str]:
@@ -33,7 +39,7 @@ class Step:
     def anchor(self) -> Layer | None:
         """The layer that sets the step's cost (the conv of conv+bn+relu), else the first member."""
         for l in self.members:
-            if l.op in ("Conv", "ConvTranspose", "Gemm", "MatMul"):
+            if l.op in ANCHOR_OPS:
                 return l
         return self.members[0] if self.members else None
 

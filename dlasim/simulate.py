@@ -14,11 +14,12 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
         c = cost_step(step, plan)
         t = c.total_s * 1e3
         total += t
-        if c.parts.get("unmodelled"):
+        parts = c.parts
+        if parts and parts.get("unmodelled"):
             unmodelled.append(step.name)
         rows.append(StepRow(step.name, step.kind, step.op, step.device, step.precision, t, c.bound,
-                            step.layers, c.macs, c.bytes, c.compute_s * 1e3, c.memory_s * 1e3,
-                            c.overhead_s * 1e3, step.subgraph, step.reason, c.parts))
+                            [l.name for l in step.members], c.macs, c.bytes, c.compute_s * 1e3,
+                            c.memory_s * 1e3, c.overhead_s * 1e3, step.subgraph, step.reason, parts))
     warnings = []
     if unmodelled:
         warnings.append(f"{len(unmodelled)} layer(s) with operators dlasim does not model were costed "

@@ -40,7 +40,6 @@ def finish(compute_s: float, memory_s: float, overhead_s: float, macs: int = 0, 
 
 
 def cost_step(step: Step, plan: Plan) -> StepCost:
-    from . import copies, dla, gpu
     if step.kind in ("reformat", "transition"):
         return copies.copy_cost(step, plan.platform)
     if step.kind == "overhead":
@@ -52,3 +51,7 @@ def cost_step(step: Step, plan: Plan) -> StepCost:
 
 def cost_plan(plan: Plan) -> list[StepCost]:
     return [cost_step(s, plan) for s in plan.steps]
+
+
+# The cost models import StepCost and finish from this module, so they are imported once it defines them.
+from . import copies, dla, gpu  # noqa: E402

@@ -20,7 +20,7 @@ from ..hardware import Dla, Platform
 from ..ir import Graph
 from ..plan import Step
 from . import StepCost, finish
-from .geometry import ConvShape, conv_shape
+from .geometry import ConvShape, step_conv_shape
 
 LUT_OPS = frozenset({"Sigmoid", "Tanh"})
 SHUFFLE_OPS = frozenset({"Reshape", "Flatten", "Transpose", "Slice", "Split", "Resize", "Upsample",
@@ -76,25 +76,26 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
 
 def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
     dla = plat.dla
-    bpe = _bpe(step.precision)
+    p = step.precision
+    bpe = _bpe(p)
     hz = dla.clock_hz
     bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
-    ops = {l.op for l in step.members}
-    anchor = step.anchor
     out_bytes = sum(_fmap_bytes(t.shape, bpe) for t in step.outputs)
-    cs = conv_shape(anchor, g) if anchor is not None else None
+    cs = step_conv_shape(step, g)
     if cs is not None:
         first = step.inputs and step.inputs[0].name in g.inputs
-        mac_cycles, ideal = conv_cycles(cs, dla, step.precision, bool(first))
+        mac_cycles, ideal = conv_cycles(cs, dla, p, bool(first))
         conv_out = cs.n * cs.k * cs.p * cs.q
-        sdp_rate = dla.sdp_eltwise_elems_per_cycle if ops & LUT_OPS else dla.sdp_elems_per_cycle
+        uses_lut = any(l.op in LUT_OPS for l in step.members)
+        sdp_rate = dla.sdp_eltwise_elems_per_cycle if uses_lut else dla.sdp_elems_per_cycle
         sdp_cycles = conv_out / sdp_rate
         pdp_cycles = conv_out / dla.pdp_elems_per_cycle if step.attrs.get("fused_pool") else 0.0
         cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
         residual = sum(_fmap_bytes(t.shape, bpe) for t in step.inputs[1:])
         traffic, refetch = conv_traffic(cs, dla, bpe, out_bytes, residual)
-        compute = cycles / (hz * dla.mac_eff(step.precision))
-        pad_s = max(mac_cycles - ideal, 0) / (hz * dla.mac_eff(step.precision))
+        eff = dla.mac_eff(p)
+        compute = cycles / (hz * eff)
+        pad_s = max(mac_cycles - ideal, 0) / (hz * eff)
         return finish(compute, traffic / bw, dla.layer_overhead_s, cs.macs, traffic,
                       ideal_s=ideal / hz, padding_s=pad_s if mac_cycles >= sdp_cycles else 0.0,
                       refetch_bytes=refetch, refetch_s=refetch / bw,
@@ -102,6 +103,7 @@ def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
     # standalone SDP / PDP / CDP / shuffle layers (dla.md s1.3, s6.1: bandwidth-bound at their rates)
     in_bytes = sum(_fmap_bytes(t.shape, bpe) for t in step.inputs)
     elems = sum(math.prod(t.shape) for t in step.inputs)
+    anchor = step.anchor
     op = anchor.op if anchor is not None else step.op
     if op == "Concat":
         # producers write into the concatenated buffer; nothing moves (TensorRT concat elimination)

@@ -12,9 +12,13 @@ from dataclasses import dataclass
 
 from ..ir import Graph, Layer
 from ..ops import conv_params
+from ..plan import Step
 
 
-@dataclass(slots=True, frozen=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, which makes building one about
+# five times slower, and the cost model builds one per convolution step per estimate. Treat it as read-only
+# (it stays hashable by value).
+@dataclass(slots=True, unsafe_hash=True)
 class ConvShape:
     n: int
     c: int
@@ -36,26 +40,36 @@ class ConvShape:
         return self.n * self.k * self.p * self.q * (self.c // self.groups) * self.r * self.s
 
 
-def conv_shape(layer: Layer, g: Graph) -> ConvShape | None:
-    shp = lambda i: g.tensors[layer.inputs[i]].shape
-    out = g.tensors[layer.outputs[0]].shape
-    if layer.op == "Conv":
-        (n, c, h, w), wt = shp(0), shp(1)
-        k, st, _, _ = conv_params(layer.attrs)
+def conv_shape(layer: Layer, g: Graph, params: tuple | None = None) -> ConvShape | None:
+    """The layer as a convolution, or None. `params`: its ops.conv_params when already parsed (Step.conv)."""
+    op = layer.op
+    tensors = g.tensors
+    out = tensors[layer.outputs[0]].shape
+    if op == "Conv":
+        n, c, h, w = tensors[layer.inputs[0]].shape
+        k, st, _, _ = params or conv_params(layer.attrs)
         return ConvShape(n, c, h, w, out[1], out[2], out[3], k[0], k[1], int(layer.attrs.get("group", 1)),
                          max(st))
-    if layer.op == "ConvTranspose":
-        (n, c, h, w) = shp(0)
-        k, st, _, _ = conv_params(layer.attrs)
+    if op == "ConvTranspose":
+        n, c, h, w = tensors[layer.inputs[0]].shape
+        k, st, _, _ = params or conv_params(layer.attrs)
         return ConvShape(n, c, h, w, out[1], out[2], out[3], k[0], k[1], int(layer.attrs.get("group", 1)),
                          max(st), transposed=True)
-    if layer.op == "Gemm":
-        a = shp(0)
+    if op == "Gemm":
+        a = tensors[layer.inputs[0]].shape
         n = a[0] if not layer.attrs.get("transA") else a[-1]
         return ConvShape(n, math.prod(a) // n, 1, 1, out[-1], 1, 1)
-    if layer.op == "MatMul":
-        a = shp(0)
-        if not g.tensors[layer.inputs[1]].const:
+    if op == "MatMul":
+        a = tensors[layer.inputs[0]].shape
+        if not tensors[layer.inputs[1]].const:
             return ConvShape(math.prod(out[:-1]), a[-1], 1, 1, out[-1], 1, 1)
         return ConvShape(1, a[-1], 1, 1, out[-1], math.prod(a[:-1]), 1)
     return None
+
+
+def step_conv_shape(step: Step, g: Graph) -> ConvShape | None:
+    """conv_shape of the step's anchor, reusing the attributes the fold pass parsed for members[0]."""
+    anchor = step.anchor
+    if anchor is None:
+        return None
+    return conv_shape(anchor, g, step.conv if anchor is step.members[0] else None)

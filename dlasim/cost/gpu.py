@@ -11,13 +11,14 @@ Sources (reference/gpu_tensorrt.md):
 """
 from __future__ import annotations
 
+import functools
 import math
 
 from ..hardware import Gpu, Platform
 from ..ir import Graph
 from ..plan import Step
 from . import StepCost, finish
-from .geometry import ConvShape, conv_shape
+from .geometry import ConvShape, step_conv_shape
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 C_ALIGN = {"fp32": 1, "fp16": 8, "int8": 32}
@@ -29,16 +30,29 @@ def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list
     sms = gpu.sm_count * gpu.ctas_per_sm
     fma_s = gpu.fma_per_clk_per_sm(precision) * gpu.clock_hz * rate_scale
     eff = gpu.tensor_efficiency if efficiency is None else efficiency
-    best = (math.inf, {})
+    t, best = _best_tile(m, n, k, sms, fma_s * eff, tuple(map(tuple, tiles)))
+    if best is None:
+        return t, {}
+    tm, tn, tk, nt, waves, kp = best
+    return t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn), "wave_eff": nt / (waves * sms),
+               "k_eff": k / kp}
+
+
+# A pure function of its arguments (all values, no spec objects), so a cached result is never stale. The
+# convolutions of a network, and of the candidates of an architecture search, share few GEMM shapes.
+@functools.lru_cache(maxsize=4096)
+def _best_tile(m: int, n: int, k: int, sms: int, rate: float,
+               tiles: tuple[tuple[int, int, int], ...]) -> tuple[float, tuple | None]:
+    """(time, (tm, tn, tk, tiles, waves, padded K)) of the fastest tile at `rate` FMA/s, None if none."""
+    best_t, best = math.inf, None
     for tm, tn, tk in tiles:
         nt = math.ceil(m / tm) * math.ceil(n / tn)
         waves = math.ceil(nt / sms)
         kp = math.ceil(k / tk) * tk
-        t = waves * tm * tn * kp / (fma_s * eff)
-        if t < best[0]:
-            best = (t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn),
-                        "wave_eff": nt / (waves * sms), "k_eff": k / kp})
-    return best
+        t = waves * tm * tn * kp / rate
+        if t < best_t:
+            best_t, best = t, (tm, tn, tk, nt, waves, kp)
+    return best_t, best
 
 
 def sparse_eligible(step: Step, g: Graph, cs: ConvShape, gpu: Gpu, precision: str) -> tuple[bool, str]:
@@ -64,13 +78,14 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     in_bytes = sum(math.prod(t.shape) for t in step.inputs) * b
     out_bytes = sum(math.prod(t.shape) for t in step.outputs) * b
     w_elems = cs.k * (cs.c // cs.groups) * cs.r * cs.s
+    macs = cs.macs
     peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
-    ideal = cs.macs / peak
+    ideal = macs / peak
     if cs.groups > 1 and cs.groups == cs.c:
         # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2)
-        compute = cs.macs / (gpu.sm_count * gpu.fma_per_clk_per_sm_fp32 * gpu.clock_hz * (2 if p != "fp32" else 1))
+        compute = macs / (gpu.sm_count * gpu.fma_per_clk_per_sm_fp32 * gpu.clock_hz * (2 if p != "fp32" else 1))
         nbytes = in_bytes + out_bytes + w_elems * b
-        return finish(compute, nbytes / bw, gpu.launch_overhead_s, cs.macs, nbytes, gpu.kernel_floor_s,
+        return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, gpu.kernel_floor_s,
                       ideal_s=ideal)
     a = C_ALIGN[p]
     cg = math.ceil((cs.c // cs.groups) / a) * a
@@ -101,19 +116,19 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
                 parts.update(sparse="too_small", sparse_reason="the dense kernel is as fast or faster")
     residual = sum(math.prod(t.shape) for t in step.inputs[1:]) * b
     nbytes = in_bytes + out_bytes + w_bytes
-    return finish(compute, nbytes / bw, gpu.launch_overhead_s, cs.macs, nbytes, gpu.kernel_floor_s,
+    return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, gpu.kernel_floor_s,
                   residual_bytes=residual, **parts)
 
 
 def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") -> StepCost:
     gpu = plat.gpu
-    anchor = step.anchor
-    cs = conv_shape(anchor, g) if anchor is not None else None
+    cs = step_conv_shape(step, g)
     if cs is not None:
         return conv_cost(step, g, gpu, plat, cs, sparsity)
     p = step.precision
     b = BYTES[p]
     bw = plat.memory.dram_bandwidth_bytes_per_s * gpu.memory_efficiency
+    anchor = step.anchor
     op = anchor.op if anchor is not None else step.op
     if op == "Concat":
         # TensorRT writes the producers into the concatenated buffer (concat elimination)

@@ -36,30 +36,41 @@ def cbuf_banks_needed(c_in: int, kh: int, kw: int, w_in: int, dil_h: int, bpe: i
     return wt_banks, data_banks
 
 
-def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int) -> tuple[bool, str]:
-    """(True, "") if TensorRT would place `layer` on the DLA, else (False, reason)."""
+def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
+                conv: tuple | None = None, supported: frozenset | None = None) -> tuple[bool, str]:
+    """(True, "") if TensorRT would place `layer` on the DLA, else (False, reason).
+
+    `conv` (the layer's ops.conv_params, when the caller parsed them already) and `supported` (the rules'
+    ops as a set, built once per build by the caller) only save work; they never change the answer.
+    """
     rules: DlaSupport = dla.support
     op = layer.op
     if "unknown_op" in layer.flags:
         return False, f"{op} is not a known operator (costed as a GPU layer, conservatively)"
-    if op not in rules.ops:
+    if op not in (rules.ops if supported is None else supported):
         return False, f"{op} is not supported on DLA {dla.version}"
-    outs = [g.tensors[t].shape for t in layer.outputs]
-    ins = [t.shape for t in g.data_inputs(layer)]
-    for s in outs + ins:
-        if len(s) > 1 and max(s[1:]) > rules.tensor_dim_max:
-            return False, f"tensor dimension {max(s[1:])} > {rules.tensor_dim_max}"
-    if outs and outs[0] and outs[0][0] != batch:
-        return False, f"batch size {outs[0][0]} differs from the network's {batch} (one batch size per loadable)"
+    tensors = g.tensors
+    dim_max = rules.tensor_dim_max
+    shapes = [tensors[t].shape for t in layer.outputs]       # outputs, then g.data_inputs(layer)
+    out0 = shapes[0] if shapes else None
+    for t in layer.inputs:
+        if t and not tensors[t].const:
+            shapes.append(tensors[t].shape)
+    for s in shapes:
+        # dimensions past the batch; max(s) first because it is cheaper and rarely over the limit
+        if len(s) > 1 and max(s) > dim_max and max(s[1:]) > dim_max:
+            return False, f"tensor dimension {max(s[1:])} > {dim_max}"
+    if out0 and out0[0] != batch:
+        return False, f"batch size {out0[0]} differs from the network's {batch} (one batch size per loadable)"
     if batch > rules.batch_max:
         return False, f"batch {batch} > {rules.batch_max}"
     check = _CHECKS.get(op)
-    return check(g, layer, dla, precision) if check else (True, "")
+    return check(g, layer, dla, precision, conv) if check else (True, "")
 
 
-def _conv(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
+def _conv(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     r = dla.support
-    k, s, p, d = conv_params(layer.attrs)
+    k, s, p, d = conv or conv_params(layer.attrs)
     x = g.tensors[layer.inputs[0]].shape
     w = g.tensors[layer.inputs[1]].shape
     if len(x) != 4:
@@ -87,9 +98,9 @@ def _conv(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
     return True, ""
 
 
-def _deconv(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
+def _deconv(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     r = dla.support
-    k, s, p, d = conv_params(layer.attrs)
+    k, s, p, d = conv or conv_params(layer.attrs)
     for v, what in ((k, "kernel"), (s, "stride")):
         if max(v) > r.deconv_kernel_max and not (min(v) == 1 and max(v) in r.deconv_wide_kernels):
             return False, f"deconvolution {what} {v[0]}x{v[1]} not in [1,{r.deconv_kernel_max}] or 1x{{64,96,128}}"
@@ -102,7 +113,7 @@ def _deconv(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str
     return True, ""
 
 
-def _matmul(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
+def _matmul(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     if dla.support.matmul_needs_constant_weights:
         b = g.tensors[layer.inputs[1]]
         if not b.const:
@@ -114,9 +125,9 @@ def _matmul(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str
     return True, ""
 
 
-def _pool(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
+def _pool(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     r = dla.support
-    k, s, p, _ = conv_params(layer.attrs)
+    k, s, p, _ = conv or conv_params(layer.attrs)
     if max(k) > r.pool_window_max:
         return False, f"pooling window {max(k)} > {r.pool_window_max}"
     if max(s) > r.pool_stride_max:
@@ -126,7 +137,7 @@ def _pool(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
     return True, ""
 
 
-def _concat(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
+def _concat(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     rank = len(g.tensors[layer.outputs[0]].shape)
     axis = int(layer.attrs.get("axis", 1)) % rank
     if axis != dla.support.concat_axis:
@@ -134,14 +145,14 @@ def _concat(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str
     return True, ""
 
 
-def _lrn(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
+def _lrn(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     size = int(layer.attrs.get("size", 5))
     if size not in dla.support.lrn_windows:
         return False, f"LRN window {size} not in {dla.support.lrn_windows}"
     return True, ""
 
 
-def _resize(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
+def _resize(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     x = g.tensors[layer.inputs[0]].shape
     y = g.tensors[layer.outputs[0]].shape
     if len(x) != 4 or x[:2] != y[:2]:
@@ -156,7 +167,7 @@ def _resize(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str
     return True, ""
 
 
-def _clip(g: Graph, layer: Layer, dla: Dla, precision: str) -> tuple[bool, str]:
+def _clip(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     lo, hi = layer.attrs.get("min", 0.0), layer.attrs.get("max", 6.0)
     if lo not in (0, 0.0, None) or hi is None or not (1 <= hi <= 127):
         return False, "Clip is supported on DLA only as a clipped ReLU with max in [1,127]"

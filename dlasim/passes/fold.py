@@ -6,13 +6,18 @@ as a step: on both engines it is done by writing producers into one buffer, and 
 """
 from __future__ import annotations
 
+from ..ops import conv_params
 from ..plan import Decision, Step
 
 FOLDABLE = frozenset({"Dropout", "Identity", "Constant"})
+RESHAPES = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})   # folded when the shape is unchanged
+CONV_OPS = frozenset({"Conv", "ConvTranspose"})                       # attributes parsed once, kept on the step
 
 
 def fold(ctx) -> None:
     g = ctx.graph
+    tensors = g.tensors
+    decisions = ctx.decisions
     alias: dict[str, str] = {}
 
     def resolve(t: str) -> str:
@@ -23,22 +28,26 @@ def fold(ctx) -> None:
     steps: list[Step] = []
     consts: set[str] = set()
     for layer in g.layers:
-        data = [t for t in layer.inputs if t and not g.tensors[t].const and t not in consts]
-        same_shape = (len(data) == 1 and len(layer.outputs) == 1
-                      and g.tensors[data[0]].shape == g.tensors[layer.outputs[0]].shape)
-        if layer.op in FOLDABLE and not data:
-            ctx.decisions.append(Decision(layer.name, "fold", "removed", "constant"))
+        op = layer.op
+        data = [t for t in layer.inputs if t and not tensors[t].const]
+        if consts:
+            data = [t for t in data if t not in consts]
+        if op in FOLDABLE and not data:
+            decisions.append(Decision(layer.name, "fold", "removed", "constant"))
             consts.update(layer.outputs)
             continue
-        if (layer.op in FOLDABLE or (layer.op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") and same_shape)) \
-                and len(data) == 1:
+        if len(data) == 1 and (op in FOLDABLE or (
+                op in RESHAPES and len(layer.outputs) == 1
+                and tensors[data[0]].shape == tensors[layer.outputs[0]].shape)):
             for t in layer.outputs:
                 alias[t] = resolve(data[0])
-            ctx.decisions.append(Decision(layer.name, "fold", "removed", f"{layer.op} is a no-op at inference"))
+            decisions.append(Decision(layer.name, "fold", "removed", f"{op} is a no-op at inference"))
             continue
-        steps.append(Step(name=layer.name, kind="layer", op=layer.op, device="gpu", members=[layer],
-                          inputs=[g.tensors[resolve(t)] for t in data],
-                          outputs=[g.tensors[t] for t in layer.outputs]))
+        inputs = [tensors[resolve(t)] for t in data] if alias else [tensors[t] for t in data]  # no alias: as is
+        step = Step(layer.name, "layer", op, "gpu", "fp16", [layer], inputs, [tensors[t] for t in layer.outputs])
+        if op in CONV_OPS:
+            step.conv = conv_params(layer.attrs)
+        steps.append(step)
     ctx.steps = steps
     ctx.alias = alias
     ctx.resolve = resolve

@@ -7,9 +7,9 @@ PWN kernel. DLA (reference/dla.md s1.3, s6.1): conv -> SDP (bias, BN, activation
 """
 from __future__ import annotations
 
-from ..plan import Decision, Step
+from ..plan import ANCHOR_OPS, Decision, Step
 
-ANCHORS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
+ANCHORS = ANCHOR_OPS
 POINTWISE = frozenset({"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Mish", "Softplus", "Elu",
                        "HardSigmoid", "HardSwish", "Gelu", "Exp", "Abs", "Add", "Sub", "Mul", "Div", "Max",
                        "Min", "Sum", "BatchNormalization", "Scale", "Neg", "Sqrt", "Pow", "Swish"})
@@ -25,13 +25,16 @@ def fuse(ctx) -> None:
             by_input.setdefault(t.name, []).append(s)
     graph_outputs = {ctx.resolve(t) for t in ctx.graph.outputs}
     dead: set[int] = set()
+    dla, gpu = ctx.platform.dla, ctx.platform.gpu
+    pool_fusion = dla is not None and dla.support.pool_fusion
 
-    allowed = {"dla": frozenset(ctx.platform.dla.support.fusable_post_ops if ctx.platform.dla else ()),
-               "gpu": frozenset(ctx.platform.gpu.fusable_post_ops if ctx.platform.gpu else ()) | POINTWISE}
+    def fusable_on(device: str, allowed: frozenset):
+        """Whether a step may join a region on `device`: one original layer, not fused yet, an allowed op."""
+        return lambda s: (s.device == device and len(s.members) == 1 and id(s) not in dead
+                          and s.members[0].op in allowed)
 
-    def fusable(s: Step, device: str) -> bool:
-        return (s.device == device and len(s.members) == 1 and id(s) not in dead
-                and s.members[0].op in allowed[device])
+    fusable = {"dla": fusable_on("dla", frozenset(dla.support.fusable_post_ops if dla else ())),
+               "gpu": fusable_on("gpu", frozenset(gpu.fusable_post_ops if gpu else ()) | POINTWISE)}
 
     for head in steps:
         if id(head) in dead or len(head.outputs) != 1:
@@ -40,11 +43,18 @@ def fuse(ctx) -> None:
         if op not in ANCHORS and op not in POINTWISE:
             continue
         device = head.device
+        ok = fusable[device]
+        into = f"fused into {head.members[0].name}"
+        after = f" after {head.op} on {device.upper()}"
         while True:
             out = head.outputs[0]
             if out.name in graph_outputs:
                 break
-            region = _closed_region(out.name, by_input, lambda s: fusable(s, device))
+            readers = by_input.get(out.name, ())
+            if len(readers) == 1 and len(readers[0].inputs) == 1 and len(readers[0].outputs) == 1:
+                region = [readers[0]] if ok(readers[0]) else None     # a plain chain link: the common case
+            else:
+                region = _closed_region(out.name, by_input, ok)
             if region is None:
                 break
             for s in region:
@@ -53,18 +63,20 @@ def fuse(ctx) -> None:
                 if s.attrs.get("precision_unsupported"):
                     head.attrs["precision_unsupported"] = True
                     head.reason = head.reason or s.reason
-                ctx.decisions.append(Decision(s.name, "fuse", f"fused into {head.members[0].name}",
-                                              f"{s.op} after {head.op} on {device.upper()}"))
+                ctx.decisions.append(Decision(s.name, "fuse", into, s.op + after))
             sink = region[-1]
-            inside = {t.name for s in region for t in s.outputs} | {out.name}
-            extra = [t for s in region for t in s.inputs if t.name not in inside]
-            head.inputs.extend(t for t in extra if t not in head.inputs)
+            if len(region) == 1 and len(sink.inputs) == 1:
+                extra = []            # a chain link reads only `out`: nothing new comes in
+            else:
+                inside = {t.name for s in region for t in s.outputs} | {out.name}
+                extra = [t for s in region for t in s.inputs if t.name not in inside]
+                head.inputs.extend(t for t in extra if t not in head.inputs)
             head.outputs = list(sink.outputs)
             head.attrs["residual"] = head.attrs.get("residual", False) or bool(extra)
             if len(head.outputs) != 1:
                 break
         # DLA: a pooling layer right after a conv runs in the PDP on the fly (dla.md s1.3)
-        if (device == "dla" and op in ANCHORS and ctx.platform.dla.support.pool_fusion
+        if (device == "dla" and op in ANCHORS and pool_fusion
                 and len(head.outputs) == 1 and head.outputs[0].name not in graph_outputs):
             cons = by_input.get(head.outputs[0].name, [])
             if len(cons) == 1 and cons[0].op in POOL_OPS and cons[0].device == "dla" and id(cons[0]) not in dead:
@@ -73,12 +85,15 @@ def fuse(ctx) -> None:
                 head.members.extend(pool.members)
                 head.outputs = list(pool.outputs)
                 head.attrs["fused_pool"] = pool.members[0]
-                ctx.decisions.append(Decision(pool.name, "fuse", f"fused into {head.members[0].name}",
+                ctx.decisions.append(Decision(pool.name, "fuse", into,
                                               "pooling runs in the PDP on the fly after the conv"))
+    alive = []
     for s in steps:
-        if id(s) not in dead and len(s.members) > 1:
-            s.name = " + ".join(s.layers)
-    ctx.steps = toposort([s for s in steps if id(s) not in dead])
+        if id(s) not in dead:
+            if len(s.members) > 1:
+                s.name = " + ".join(s.layers)
+            alive.append(s)
+    ctx.steps = toposort(alive)
 
 
 def toposort(steps: list[Step]) -> list[Step]:
@@ -88,17 +103,16 @@ def toposort(steps: list[Step]) -> list[Step]:
     out: list[Step] = []
 
     def visit(s: Step) -> None:
-        if id(s) in done:
-            return
         done.add(id(s))
         for t in s.inputs:
             p = producer.get(t.name)
-            if p is not None and p is not s:
+            if p is not None and id(p) not in done:
                 visit(p)
         out.append(s)
 
     for s in steps:
-        visit(s)
+        if id(s) not in done:
+            visit(s)
     return out
 
 

@@ -11,21 +11,24 @@ from ..plan import Decision
 
 
 def partition(ctx) -> None:
-    while True:
-        regions = _regions(ctx.steps)
-        limit = ctx.platform.dla.support.max_loadables_per_core if ctx.platform.dla else 0
-        n = len(set(regions.values()))
-        if n <= limit or ctx.device != "dla":
-            break
-        # regions are numbered in execution order; the ones past the limit go to the GPU
-        reason = f"past the {limit}th DLA loadable of core {ctx.dla_core} (at most {limit} per core)"
-        for step in ctx.steps:
-            if regions.get(id(step), -1) >= limit:
-                step.device = "gpu"
-                step.reason = reason
-                for layer in step.members:
-                    ctx.fallback.append({"name": layer.name, "op": layer.op, "reason": reason})
-                ctx.decisions.append(Decision(step.name, "partition", "gpu fallback", reason))
+    if not any(s.device == "dla" for s in ctx.steps):
+        regions = {}          # nothing on the DLA (a GPU build, or every layer fell back): no loadables
+    else:
+        while True:
+            regions = _regions(ctx.steps)
+            limit = ctx.platform.dla.support.max_loadables_per_core if ctx.platform.dla else 0
+            n = len(set(regions.values()))
+            if n <= limit or ctx.device != "dla":
+                break
+            # regions are numbered in execution order; the ones past the limit go to the GPU
+            reason = f"past the {limit}th DLA loadable of core {ctx.dla_core} (at most {limit} per core)"
+            for step in ctx.steps:
+                if regions.get(id(step), -1) >= limit:
+                    step.device = "gpu"
+                    step.reason = reason
+                    for layer in step.members:
+                        ctx.fallback.append({"name": layer.name, "op": layer.op, "reason": reason})
+                    ctx.decisions.append(Decision(step.name, "partition", "gpu fallback", reason))
     for step in ctx.steps:
         step.subgraph = regions.get(id(step), -1)
     ctx.dla_subgraphs = len(set(regions.values()))
@@ -39,7 +42,10 @@ def _regions(steps) -> dict[int, int]:
             producer[t.name] = s
     region: dict[int, int] = {}
     parent: list[int] = []
-    ancestors: dict[int, frozenset] = {}   # regions a step depends on, by step id
+    # regions each step depends on (through any path), by step id. Ids are recorded as they were then:
+    # compare find(x), since regions merge later. Sets are never changed once recorded, so a chain link
+    # shares its producer's set.
+    ancestors: dict[int, set[int]] = {}
 
     def find(r: int) -> int:
         while parent[r] != r:
@@ -49,20 +55,24 @@ def _regions(steps) -> dict[int, int]:
 
     for s in steps:
         preds = [producer[t.name] for t in s.inputs if t.name in producer]
-        anc = set()
-        for p in preds:
-            anc |= {find(r) for r in ancestors[id(p)]}
-            if id(p) in region:
-                anc.add(find(region[id(p)]))
+        if len(preds) == 1:
+            anc = ancestors[id(preds[0])]
+            r = region.get(id(preds[0]))
+            if r is not None and r not in anc:
+                anc = anc | {r}
+        else:
+            anc = set()
+            for p in preds:
+                anc |= ancestors[id(p)]
+                if id(p) in region:
+                    anc.add(region[id(p)])
         if s.device == "dla":
-            cands = {find(region[id(p)]) for p in preds if id(p) in region}
-            # a region is joinable unless another input reaches us from it via the GPU or another region
-            ok = set()
-            for r in cands:
-                via_other = any(r in {find(x) for x in ancestors[id(p)]} for p in preds
-                                if not (id(p) in region and find(region[id(p)]) == r))
-                if not via_other:
-                    ok.add(r)
+            pred_roots = [find(region[id(p)]) if id(p) in region else None for p in preds]   # None: GPU
+            ok = {pr for pr in pred_roots if pr is not None}
+            if len(preds) > 1:
+                # a region is joinable unless another input reaches us from it via the GPU or another region
+                ok = {r for r in ok if not any(find(x) == r for p, pr in zip(preds, pred_roots) if pr != r
+                                               for x in ancestors[id(p)])}
             if ok:
                 root = min(ok)
                 for r in ok:
@@ -71,7 +81,7 @@ def _regions(steps) -> dict[int, int]:
                 root = len(parent)
                 parent.append(root)
             region[id(s)] = root
-        ancestors[id(s)] = frozenset(anc)
+        ancestors[id(s)] = anc
     # renumber roots in order of first appearance
     order: dict[int, int] = {}
     out = {}

@@ -29,9 +29,11 @@ def check_dla_support(ctx) -> None:
     if ctx.dla_core >= dla.cores:
         raise BuildError(f"--useDLACore={ctx.dla_core}: {ctx.platform.name} has {dla.cores} DLA core(s)")
     prec = "fp16" if ctx.precision == "fp32" else ("int8" if ctx.precision == "best" else ctx.precision)
+    g, batch = ctx.graph, ctx.batch
+    supported = frozenset(dla.support.ops)      # built once per build: a set lookup per layer, not a list scan
     for step in ctx.steps:
         layer = step.members[0]
-        ok, reason = check_layer(ctx.graph, layer, dla, prec, ctx.batch)
+        ok, reason = check_layer(g, layer, dla, prec, batch, step.conv, supported)
         step.attrs["dla_ok"] = ok
         if not ok:
             step.reason = reason
@@ -40,10 +42,11 @@ def check_dla_support(ctx) -> None:
 
 def place(ctx) -> None:
     """Assign devices; fail like TensorRT when a layer cannot run on the DLA and fallback is off."""
-    for step in ctx.steps:
-        if ctx.device == "gpu":
+    if ctx.device == "gpu":
+        for step in ctx.steps:
             step.device = "gpu"
-            continue
+        return
+    for step in ctx.steps:
         if step.attrs.get("dla_ok"):
             step.device = "dla"
             continue
@@ -62,26 +65,32 @@ def assign_precision(ctx) -> None:
     """Per-step precision from the requested one and what each engine supports."""
     want = ctx.precision
     dla = ctx.platform.dla
+    # read once per build, not per step
+    dla_p = "int8" if want in ("int8", "best") else "fp16"
+    if dla is not None and dla_p not in dla.precisions:
+        dla_p = dla.precisions[0]
+    dla_fp16_only = frozenset(dla.support.int8_fp16_only_ops) if dla is not None else frozenset()
+    gpu_p = "int8" if want == "best" else want
     for step in ctx.steps:
-        ops = {l.op for l in step.members}
         if step.device == "dla":
-            p = "int8" if want in ("int8", "best") else "fp16"
-            if p not in dla.precisions:
-                p = dla.precisions[0]
+            p = dla_p
             if want == "fp32":
                 step.reason = step.reason or "DLA runs FP16 or INT8 only"
-            slow = ops & set(dla.support.int8_fp16_only_ops)
-            if p == "int8" and slow:
-                p = "fp16"
-                step.reason = f"INT8 {sorted(slow)[0]} runs in FP16 on DLA"
-                step.attrs["precision_unsupported"] = True
+            if p == "int8" and dla_fp16_only:
+                slow = {l.op for l in step.members} & dla_fp16_only
+                if slow:
+                    p = "fp16"
+                    step.reason = f"INT8 {sorted(slow)[0]} runs in FP16 on DLA"
+                    step.attrs["precision_unsupported"] = True
         else:
-            p = "int8" if want == "best" else want
-            if p == "int8" and not ops <= GPU_INT8_OPS:
-                p = "fp16"
-                odd = sorted(ops - GPU_INT8_OPS)[0]
-                step.reason = step.reason or f"{odd} has no INT8 kernel; runs in FP16"
-                step.attrs["precision_unsupported"] = True
+            p = gpu_p
+            if p == "int8":
+                ops = {l.op for l in step.members}
+                if not ops <= GPU_INT8_OPS:
+                    p = "fp16"
+                    odd = sorted(ops - GPU_INT8_OPS)[0]
+                    step.reason = step.reason or f"{odd} has no INT8 kernel; runs in FP16"
+                    step.attrs["precision_unsupported"] = True
         step.precision = p
         if step.attrs.get("precision_unsupported"):
             ctx.decisions.append(Decision(step.name, "precision", p, step.reason))
