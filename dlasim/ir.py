@@ -120,44 +120,31 @@ class Graph:
                 produced[t] = layer.name
                 if t not in self.tensors:
                     self.tensors[t] = Tensor(t, None)
+        tensors = self.tensors
+        ready = set(self.inputs)      # tensors available before this layer, for the order check
+        ready.add("")                 # an absent optional input
+        in_order = True
         for layer in self.layers:
             for t in layer.inputs:
-                if not t:
-                    continue
-                if t not in produced and (t not in self.tensors or
-                                          not (self.tensors[t].const or t in self.inputs)):
+                if t and t not in produced and (t not in tensors or not (tensors[t].const or t in self.inputs)):
                     raise ModelError(f"{self.source or self.name}: layer {layer.name!r} reads tensor {t!r}, "
                                      f"which no layer or input produces")
+                if t not in ready and not (t in tensors and tensors[t].const):
+                    in_order = False
+            ready.update(layer.outputs)
         for t in self.inputs:
             if t not in self.tensors:
                 raise ModelError(f"{self.source or self.name}: input {t!r} has no shape")
         for t in self.outputs:
             if t not in produced and t not in self.inputs:
                 raise ModelError(f"{self.source or self.name}: output {t!r} is not produced by any layer")
-        self._toposort()
+        if not in_order:              # a builder's graph is in order already: no sort needed
+            self._toposort()
+        self._producer = self._consumers = None
         return self
-
-    def _in_order(self) -> bool:
-        """Whether every layer already comes after the producers of its inputs (a builder's graph does).
-
-        Same readiness rule as the sort below: a tensor is ready once produced, or if it is an input,
-        a constant or "" (an absent optional input).
-        """
-        tensors = self.tensors
-        ready = set(self.inputs)
-        ready.add("")
-        for layer in self.layers:
-            for t in layer.inputs:
-                if t not in ready and not (t in tensors and tensors[t].const):
-                    return False
-            ready.update(layer.outputs)
-        return True
 
     def _toposort(self) -> None:
         """Stable topological sort (Kahn, in passes): a layer whose inputs are ready keeps its place."""
-        self._producer = self._consumers = None
-        if self._in_order():      # one pass instead of building the sort's ready set from every tensor
-            return
         ready = {t for t, v in self.tensors.items() if v.const} | set(self.inputs) | {""}
         pending = list(self.layers)
         order: list[Layer] = []
