@@ -27,7 +27,7 @@ import networkx as nx
 
 from .advice import COPY_NAME, FIXED_KINDS, Config, Findings, advise, listed, si, speedup_after
 from .cost.geometry import ConvShape, conv_shape
-from .cost.gpu import C_ALIGN
+from .cost.gpu import padded_channels
 from .errors import DlasimError
 from .hardware import Platform, hardware
 from .ir import Graph
@@ -195,8 +195,8 @@ def _channel_align(row: StepRow, ctx: Expectation) -> float:
     cs = _conv(row, ctx)
     if cs is None:
         return 1.0
-    cg, a = cs.c // cs.groups, C_ALIGN.get(row.precision, 1)
-    return math.ceil(cg / a) * a / cg if cg else 1.0
+    cg = cs.c // cs.groups
+    return padded_channels(cg, row.precision) / cg if cg else 1.0
 
 
 def _conv(row: StepRow, ctx: Expectation) -> ConvShape | None:

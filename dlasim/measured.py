@@ -30,7 +30,6 @@ memory_bound, channel_padding, reformat, transition, ...), in the cause vocabula
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -350,7 +349,6 @@ def group_cause(plan, est_steps, group: MatchGroup, predicted_ms: float) -> tupl
         return "unmatched", "predicted step with no measured row"
     if meas > 0 and predicted_ms > 0 and abs(predicted_ms / meas - 1) <= OK_BAND:
         return "ok", ""
-    plat = plan.platform
     weights: dict[str, float] = {}
     for i in group.steps:
         s, row = plan.steps[i], est_steps[i]
@@ -366,7 +364,7 @@ def group_cause(plan, est_steps, group: MatchGroup, predicted_ms: float) -> tupl
 def _gpu_padding(step, plan) -> float:
     """Padded / real input channels of a GPU convolution (FP16 pads C to 8, INT8 to 32)."""
     from .cost.geometry import conv_shape
-    from .cost.gpu import C_ALIGN
+    from .cost.gpu import padded_channels
     if step.device != "gpu" or step.anchor is None:
         return 1.0
     try:
@@ -375,8 +373,7 @@ def _gpu_padding(step, plan) -> float:
         return 1.0
     if cs is None or cs.groups > 1:
         return 1.0
-    a = C_ALIGN.get(step.precision, 1)
-    return -(-cs.c // a) * a / cs.c if cs.c else 1.0
+    return padded_channels(cs.c, step.precision) / cs.c if cs.c else 1.0
 
 
 def _step_cause(step, row, plan, measured_ms: float | None) -> str:

@@ -24,6 +24,14 @@ BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 C_ALIGN = {"fp32": 1, "fp16": 8, "int8": 32}
 
 
+def padded_channels(c: int, precision: str) -> int:
+    """Input channels after tensor-core alignment: FP16 pads to 8, INT8 to 32 (NHWC8 / NC/32HW32); an image
+    input of <= 4 channels pads to 4 and runs TensorRT's first-layer kernel (gpu_tensorrt.md s5.3: "C=3 image
+    input is padded to 4 ... handled by a special first-layer kernel", tactic ...k64r7s7c4...)."""
+    a = 4 if c <= 4 and precision != "fp32" else C_ALIGN[precision]
+    return -(-c // a) * a
+
+
 def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list[int]],
               rate_scale: float = 1.0, efficiency: float | None = None) -> tuple[float, dict]:
     """Best time over the CTA tiles for an M x N x K GEMM, with tile and wave efficiencies."""
@@ -87,8 +95,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
         nbytes = in_bytes + out_bytes + w_elems * b
         return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, gpu.kernel_floor_s,
                       ideal_s=ideal)
-    a = C_ALIGN[p]
-    cg = math.ceil((cs.c // cs.groups) / a) * a
+    cg = padded_channels(cs.c // cs.groups, p)
     m = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
     n, k = cs.k // cs.groups, cg * cs.r * cs.s
     dense, info = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p))
