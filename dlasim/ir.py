@@ -342,6 +342,8 @@ class GraphBuilder:
             layer.flags += ["unknown_op", "shape_assumed"]
             out_shapes = [shapes[0]] * n_outputs
         for t, s in zip(outs, out_shapes):
+            if any(d <= 0 for d in s):
+                raise ModelError(f"{self.name}: layer {name!r} ({op_type}) gives an empty output shape {tuple(s)}")
             self._tensors[t] = Tensor(t, tuple(s))
         self._layers.append(layer)
         return outs[0] if n_outputs == 1 else outs

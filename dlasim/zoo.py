@@ -381,7 +381,7 @@ def build(name: str, batch: int = 1, input_hw: tuple[int, int] | None = None) ->
         outputs = model.fn(b, x)
         g = b.build(outputs)
         g.source = f"zoo:{name}"
-        return g.infer_shapes()  # rejects empty shapes from a too-small input_hw
+        return g  # GraphBuilder inferred every shape and rejects empty ones (a too-small input_hw)
     except (ModelError, ValueError, IndexError, ZeroDivisionError) as e:
         msg = str(e).removeprefix(f"zoo:{name}: ")
         raise ModelError(f"zoo model {name} cannot be built at input {h}x{w}: {msg}") from None
