@@ -54,6 +54,7 @@ class Decision:
 
 @dataclass
 class Plan:
+    """The build result; the passes (dlasim/passes) start from an empty one and fill it in, in order."""
     graph: Graph
     platform: Platform
     device: str
@@ -62,9 +63,16 @@ class Plan:
     gpu_fallback: bool
     sparsity: str
     dla_core: int
-    steps: list[Step]
-    decisions: list[Decision]
-    fallback: list[dict]
-    dla_subgraphs: int
-    transitions: int
+    steps: list[Step] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    fallback: list[dict] = field(default_factory=list)
+    dla_subgraphs: int = 0
+    transitions: int = 0
     io_formats: dict = field(default_factory=dict)
+    alias: dict[str, str] = field(default_factory=dict)   # folded tensor -> the tensor it stands for
+
+    def resolve(self, tensor: str) -> str:
+        """The tensor a name stands for after no-op layers were folded away."""
+        while tensor in self.alias:
+            tensor = self.alias[tensor]
+        return tensor

@@ -7,12 +7,10 @@ reformat / transition / launch steps are inserted. Every pass records its decisi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..errors import DlasimError
 from ..hardware import Platform
 from ..ir import Graph
-from ..plan import Decision, Plan, Step
+from ..plan import Plan
 from .fold import fold
 from .fuse import fuse
 from .partition import partition
@@ -24,26 +22,6 @@ PASSES = (fold, check_dla_support, place, assign_precision, fuse, partition, ins
 DEVICES = ("dla", "gpu")
 PRECISIONS = ("fp32", "fp16", "int8", "best")
 SPARSITY = ("disable", "enable", "force")
-
-
-@dataclass
-class BuildContext:
-    graph: Graph
-    platform: Platform
-    device: str
-    precision: str
-    batch: int
-    gpu_fallback: bool
-    sparsity: str
-    dla_core: int
-    io_formats: dict
-    steps: list[Step] = field(default_factory=list)
-    decisions: list[Decision] = field(default_factory=list)
-    fallback: list[dict] = field(default_factory=list)
-    dla_subgraphs: int = 0
-    transitions: int = 0
-    alias: dict = field(default_factory=dict)
-    resolve: object = None
 
 
 def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision: str = "fp16",
@@ -60,12 +38,9 @@ def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision:
         raise DlasimError(f"{platform.name} has no GPU; use --device dla")
     if device == "dla" and platform.gpu is None:
         gpu_fallback = False
-    ctx = BuildContext(graph, platform, device, precision, graph.batch, gpu_fallback, sparsity, dla_core,
-                       {"inputs": parse_io_formats(input_formats, "--inputIOFormats"),
-                        "outputs": parse_io_formats(output_formats, "--outputIOFormats")})
+    plan = Plan(graph, platform, device, precision, graph.batch, gpu_fallback, sparsity, dla_core,
+                io_formats={"inputs": parse_io_formats(input_formats, "--inputIOFormats"),
+                            "outputs": parse_io_formats(output_formats, "--outputIOFormats")})
     for p in PASSES:
-        p(ctx)
-    return Plan(graph=graph, platform=platform, device=device, precision=precision, batch=ctx.batch,
-                gpu_fallback=gpu_fallback, sparsity=sparsity, dla_core=dla_core, steps=ctx.steps,
-                decisions=ctx.decisions, fallback=ctx.fallback, dla_subgraphs=ctx.dla_subgraphs,
-                transitions=ctx.transitions, io_formats=ctx.io_formats)
+        p(plan)
+    return plan

@@ -14,16 +14,12 @@ RESHAPES = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})   # folded 
 CONV_OPS = frozenset({"Conv", "ConvTranspose"})                       # attributes parsed once, kept on the step
 
 
-def fold(ctx) -> None:
-    g = ctx.graph
+def fold(plan) -> None:
+    g = plan.graph
     tensors = g.tensors
-    decisions = ctx.decisions
-    alias: dict[str, str] = {}
-
-    def resolve(t: str) -> str:
-        while t in alias:
-            t = alias[t]
-        return t
+    decisions = plan.decisions
+    alias = plan.alias
+    resolve = plan.resolve
 
     steps: list[Step] = []
     consts: set[str] = set()
@@ -48,6 +44,4 @@ def fold(ctx) -> None:
         if op in CONV_OPS:
             step.conv = conv_params(layer.attrs)
         steps.append(step)
-    ctx.steps = steps
-    ctx.alias = alias
-    ctx.resolve = resolve
+    plan.steps = steps

@@ -17,15 +17,15 @@ POOL_OPS = frozenset({"MaxPool", "AveragePool"})
 MAX_REGION = 4  # pointwise layers absorbed per fusion attempt
 
 
-def fuse(ctx) -> None:
-    steps = ctx.steps
+def fuse(plan) -> None:
+    steps = plan.steps
     by_input: dict[str, list[Step]] = {}
     for s in steps:
         for t in s.inputs:
             by_input.setdefault(t.name, []).append(s)
-    graph_outputs = {ctx.resolve(t) for t in ctx.graph.outputs}
+    graph_outputs = {plan.resolve(t) for t in plan.graph.outputs}
     dead: set[int] = set()
-    dla, gpu = ctx.platform.dla, ctx.platform.gpu
+    dla, gpu = plan.platform.dla, plan.platform.gpu
     pool_fusion = dla is not None and dla.support.pool_fusion
 
     def fusable_on(device: str, allowed: frozenset):
@@ -63,7 +63,7 @@ def fuse(ctx) -> None:
                 if s.attrs.get("precision_unsupported"):
                     head.attrs["precision_unsupported"] = True
                     head.reason = head.reason or s.reason
-                ctx.decisions.append(Decision(s.name, "fuse", into, s.op + after))
+                plan.decisions.append(Decision(s.name, "fuse", into, s.op + after))
             sink = region[-1]
             if len(region) == 1 and len(sink.inputs) == 1:
                 extra = []            # a chain link reads only `out`: nothing new comes in
@@ -85,7 +85,7 @@ def fuse(ctx) -> None:
                 head.members.extend(pool.members)
                 head.outputs = list(pool.outputs)
                 head.attrs["fused_pool"] = pool.members[0]
-                ctx.decisions.append(Decision(pool.name, "fuse", into,
+                plan.decisions.append(Decision(pool.name, "fuse", into,
                                               "pooling runs in the PDP on the fly after the conv"))
     alive = []
     for s in steps:
@@ -93,7 +93,7 @@ def fuse(ctx) -> None:
             if len(s.members) > 1:
                 s.name = " + ".join(s.layers)
             alive.append(s)
-    ctx.steps = toposort(alive)
+    plan.steps = toposort(alive)
 
 
 def toposort(steps: list[Step]) -> list[Step]:

@@ -10,28 +10,28 @@ from __future__ import annotations
 from ..plan import Decision
 
 
-def partition(ctx) -> None:
-    if not any(s.device == "dla" for s in ctx.steps):
+def partition(plan) -> None:
+    if not any(s.device == "dla" for s in plan.steps):
         regions = {}          # nothing on the DLA (a GPU build, or every layer fell back): no loadables
     else:
         while True:
-            regions = _regions(ctx.steps)
-            limit = ctx.platform.dla.support.max_loadables_per_core if ctx.platform.dla else 0
+            regions = _regions(plan.steps)
+            limit = plan.platform.dla.support.max_loadables_per_core if plan.platform.dla else 0
             n = len(set(regions.values()))
-            if n <= limit or ctx.device != "dla":
+            if n <= limit or plan.device != "dla":
                 break
             # regions are numbered in execution order; the ones past the limit go to the GPU
-            reason = f"past the {limit}th DLA loadable of core {ctx.dla_core} (at most {limit} per core)"
-            for step in ctx.steps:
+            reason = f"past the {limit}th DLA loadable of core {plan.dla_core} (at most {limit} per core)"
+            for step in plan.steps:
                 if regions.get(id(step), -1) >= limit:
                     step.device = "gpu"
                     step.reason = reason
                     for layer in step.members:
-                        ctx.fallback.append({"name": layer.name, "op": layer.op, "reason": reason})
-                    ctx.decisions.append(Decision(step.name, "partition", "gpu fallback", reason))
-    for step in ctx.steps:
+                        plan.fallback.append({"name": layer.name, "op": layer.op, "reason": reason})
+                    plan.decisions.append(Decision(step.name, "partition", "gpu fallback", reason))
+    for step in plan.steps:
         step.subgraph = regions.get(id(step), -1)
-    ctx.dla_subgraphs = len(set(regions.values()))
+    plan.dla_subgraphs = len(set(regions.values()))
 
 
 def _regions(steps) -> dict[int, int]:

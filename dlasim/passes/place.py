@@ -19,59 +19,59 @@ GPU_INT8_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", 
                           "Reshape", "Flatten", "Transpose", "Slice", "Split", "Sigmoid", "Tanh", "PRelu"})
 
 
-def check_dla_support(ctx) -> None:
+def check_dla_support(plan) -> None:
     """Annotate every step with whether the DLA can run it (only when targeting the DLA)."""
-    if ctx.device != "dla":
+    if plan.device != "dla":
         return
-    dla = ctx.platform.dla
+    dla = plan.platform.dla
     if dla is None:
-        raise BuildError(f"{ctx.platform.name} has no DLA; use --device gpu")
-    if ctx.dla_core >= dla.cores:
-        raise BuildError(f"--useDLACore={ctx.dla_core}: {ctx.platform.name} has {dla.cores} DLA core(s)")
-    prec = "fp16" if ctx.precision == "fp32" else ("int8" if ctx.precision == "best" else ctx.precision)
-    g, batch = ctx.graph, ctx.batch
+        raise BuildError(f"{plan.platform.name} has no DLA; use --device gpu")
+    if plan.dla_core >= dla.cores:
+        raise BuildError(f"--useDLACore={plan.dla_core}: {plan.platform.name} has {dla.cores} DLA core(s)")
+    prec = "fp16" if plan.precision == "fp32" else ("int8" if plan.precision == "best" else plan.precision)
+    g, batch = plan.graph, plan.batch
     supported = frozenset(dla.support.ops)      # built once per build: a set lookup per layer, not a list scan
-    for step in ctx.steps:
+    for step in plan.steps:
         layer = step.members[0]
         ok, reason = check_layer(g, layer, dla, prec, batch, step.conv, supported)
         step.attrs["dla_ok"] = ok
         if not ok:
             step.reason = reason
-            ctx.decisions.append(Decision(layer.name, "dla_support", "unsupported", reason))
+            plan.decisions.append(Decision(layer.name, "dla_support", "unsupported", reason))
 
 
-def place(ctx) -> None:
+def place(plan) -> None:
     """Assign devices; fail like TensorRT when a layer cannot run on the DLA and fallback is off."""
-    if ctx.device == "gpu":
-        for step in ctx.steps:
+    if plan.device == "gpu":
+        for step in plan.steps:
             step.device = "gpu"
         return
-    for step in ctx.steps:
+    for step in plan.steps:
         if step.attrs.get("dla_ok"):
             step.device = "dla"
             continue
         layer = step.members[0]
-        if not ctx.gpu_fallback:
+        if not plan.gpu_fallback:
             hint = REWRITES.get(layer.op)
             raise BuildError(f"layer {layer.name!r} ({layer.op}) is not supported on DLA: {step.reason}; "
                              f"GPU fallback is not enabled (--allowGPUFallback)"
                              + (f"; {hint}" if hint and hint not in step.reason else ""))
         step.device = "gpu"
-        ctx.fallback.append({"name": layer.name, "op": layer.op, "reason": step.reason})
-        ctx.decisions.append(Decision(layer.name, "place", "gpu fallback", step.reason))
+        plan.fallback.append({"name": layer.name, "op": layer.op, "reason": step.reason})
+        plan.decisions.append(Decision(layer.name, "place", "gpu fallback", step.reason))
 
 
-def assign_precision(ctx) -> None:
+def assign_precision(plan) -> None:
     """Per-step precision from the requested one and what each engine supports."""
-    want = ctx.precision
-    dla = ctx.platform.dla
+    want = plan.precision
+    dla = plan.platform.dla
     # read once per build, not per step
     dla_p = "int8" if want in ("int8", "best") else "fp16"
     if dla is not None and dla_p not in dla.precisions:
         dla_p = dla.precisions[0]
     dla_fp16_only = frozenset(dla.support.int8_fp16_only_ops) if dla is not None else frozenset()
     gpu_p = "int8" if want == "best" else want
-    for step in ctx.steps:
+    for step in plan.steps:
         if step.device == "dla":
             p = dla_p
             if want == "fp32":
@@ -93,4 +93,4 @@ def assign_precision(ctx) -> None:
                     step.attrs["precision_unsupported"] = True
         step.precision = p
         if step.attrs.get("precision_unsupported"):
-            ctx.decisions.append(Decision(step.name, "precision", p, step.reason))
+            plan.decisions.append(Decision(step.name, "precision", p, step.reason))

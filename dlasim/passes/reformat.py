@@ -51,11 +51,11 @@ def copy_bytes(shape, src: tuple[str, str], dst: tuple[str, str]) -> tuple[int, 
     return padded(src[1]) * BYTES[src[0]], padded(dst[1]) * BYTES[dst[0]]
 
 
-def insert_reformats(ctx) -> None:
-    g = ctx.graph
-    in_fmts = ctx.io_formats.get("inputs", [])
-    out_fmts = ctx.io_formats.get("outputs", [])
-    producer = {t.name: s for s in ctx.steps for t in s.outputs}
+def insert_reformats(plan) -> None:
+    g = plan.graph
+    in_fmts = plan.io_formats.get("inputs", [])
+    out_fmts = plan.io_formats.get("outputs", [])
+    producer = {t.name: s for s in plan.steps for t in s.outputs}
     net_inputs = {t: (in_fmts[i] if i < len(in_fmts) else (in_fmts[-1] if in_fmts else ("fp32", "linear")))
                   for i, t in enumerate(g.inputs)}
     out: list[Step] = []
@@ -76,9 +76,9 @@ def insert_reformats(ctx) -> None:
                          "from": from_device})
         made[key] = st
         out.append(st)
-        ctx.decisions.append(Decision(tensor.name, "reformat", f"insert {kind}", why))
+        plan.decisions.append(Decision(tensor.name, "reformat", f"insert {kind}", why))
 
-    for step in ctx.steps:
+    for step in plan.steps:
         if step.device == "dla" and step.subgraph not in launched:
             launched.add(step.subgraph)
             out.append(Step(name=f"DLA loadable {step.subgraph} launch", kind="overhead", op="Launch",
@@ -111,7 +111,7 @@ def insert_reformats(ctx) -> None:
         out.append(step)
     # network outputs back to the requested (default FP32 linear) format
     for i, name in enumerate(g.outputs):
-        t = g.tensors[ctx.resolve(name)]
+        t = g.tensors[plan.resolve(name)]
         p = producer.get(t.name)
         if p is None:
             continue
@@ -124,5 +124,5 @@ def insert_reformats(ctx) -> None:
         if not ok:
             add_copy("reformat", t, have, want, "host",
                      f"network output {p.device.upper()} {have[0]}:{have[1]} -> {want[0]}:{want[1]}", p.device)
-    ctx.steps = out
-    ctx.transitions = transitions
+    plan.steps = out
+    plan.transitions = transitions
