@@ -190,6 +190,16 @@ def _is_brace(row: MeasuredLayer) -> bool:
     return bool(row.extra.get("brace_group") or row.extra.get("foreign_node"))
 
 
+
+def _copies_into(ix, subs, tindex):
+    """Predicted copy steps feeding DLA subgraphs `subs` (input `tindex` only, when the row names one)."""
+    out = []
+    for sub in subs:
+        ins = ix.sub_inputs(sub)
+        pick = ins if tindex is None or tindex >= len(ins) else [ins[tindex]]
+        out += [j for t in pick for j in ix.copies.get(t, [])]
+    return out
+
 def _row_links(ix: _PlanIndex, rows: list[MeasuredLayer], k: int, split_dla: bool) -> tuple[list[int], str]:
     """Predicted steps one measured row covers, and the kind of match."""
     row = rows[k]
@@ -216,12 +226,7 @@ def _row_links(ix: _PlanIndex, rows: list[MeasuredLayer], k: int, split_dla: boo
                 return launch, "dla_launch"
             return steps + launch, "dla_subgraph"
         if role in ("input_reformatter", "input_finish"):
-            out = []
-            for sub in subs:
-                ins = ix.sub_inputs(sub)
-                pick = ins if tindex is None or tindex >= len(ins) else [ins[tindex]]
-                out += [j for t in pick for j in ix.copies.get(t, [])]
-            return out, "reformat"
+            return _copies_into(ix, subs, tindex), "reformat"
         if role in ("output_reformatter", "output_finish"):
             out = [j for sub in subs for j in ix.sub_exits(sub)]
             if row.extra.get("carries_dla_time"):
@@ -240,12 +245,7 @@ def _row_links(ix: _PlanIndex, rows: list[MeasuredLayer], k: int, split_dla: boo
                 out += [j for t in pick for j in ix.copies.get(t.name, [])]
             return out, "reformat"
         if subs:
-            out = []
-            for sub in subs:
-                ins = ix.sub_inputs(sub)
-                pick = ins if tindex is None or tindex >= len(ins) else [ins[tindex]]
-                out += [j for t in pick for j in ix.copies.get(t, [])]
-            return out, "reformat"
+            return _copies_into(ix, subs, tindex), "reformat"
         return (ix.copies_into(steps[0], tindex) if steps else []), "reformat"
     if role in ("input_reformatter", "input_finish"):
         steps = ix.steps_of(names[:1])
