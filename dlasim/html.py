@@ -160,6 +160,20 @@ def _c(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".") if x == x else "0"
 
 
+def _time_axis(left: float, width: float, y: float, scale: float, span: float, ticks: int) -> list[str]:
+    """A horizontal ms axis from 0 to `span` at `scale` px per ms, with about `ticks` labelled ticks."""
+    out = [f'<line x1="{_c(left)}" y1="{y}" x2="{_c(left + width)}" y2="{y}" stroke="#555"/>']
+    step = _nice_step(span, ticks)
+    k = 0
+    while k * step <= span * 1.0001:
+        xt = left + k * step * scale
+        out.append(f'<line x1="{_c(xt)}" y1="{y}" x2="{_c(xt)}" y2="{y + 4}" stroke="#555"/>'
+                   f'<text x="{_c(xt)}" y="{y + 16}" font-size="10" text-anchor="middle" fill="#333">'
+                   f'{k * step:g}</text>')
+        k += 1
+    return out
+
+
 def _nice_step(span: float, target: int = 10) -> float:
     if span <= 0:
         return 1.0
@@ -297,15 +311,7 @@ def timeline_svg(est, sid: str = "timeline", scale_ms: float | None = None, widt
             last_label = x
     # time axis
     ya = y_gpu + lh + 8
-    out.append(f'<line x1="{L}" y1="{ya}" x2="{_c(L + pw)}" y2="{ya}" stroke="#555"/>')
-    step = _nice_step(span, 12)
-    k = 0
-    while k * step <= span * 1.0001:
-        xt = L + k * step * sx
-        out.append(f'<line x1="{_c(xt)}" y1="{ya}" x2="{_c(xt)}" y2="{ya + 4}" stroke="#555"/>'
-                   f'<text x="{_c(xt)}" y="{ya + 16}" font-size="10" text-anchor="middle" fill="#333">'
-                   f'{k * step:g}</text>')
-        k += 1
+    out += _time_axis(L, pw, ya, sx, span, 12)
     out.append(f'<text x="{_c(L + pw)}" y="{ya + 30}" font-size="11" text-anchor="end" fill="#333">time (ms); '
                f'total {_fmt_ms(total)} ms, of which reformat/transition copies {_fmt_ms(copies)} ms</text>')
     out.append(_legend(L, ya + 30 - 9, [("compute-bound", BOUND_COLOURS["compute"]),
@@ -592,14 +598,7 @@ def waterfall_svg(ideal_ms: float, causes: list[dict], predicted_ms: float, sid:
             out.append(f'<line x1="{_c(L + b * sx)}" y1="{y + rh - 3}" x2="{_c(L + b * sx)}" y2="{y + rh + 3}" '
                        f'stroke="#888" stroke-dasharray="2 2"/>')
     ya = y0 + len(rows) * rh + 4
-    out.append(f'<line x1="{L}" y1="{ya}" x2="{L + pw}" y2="{ya}" stroke="#555"/>')
-    step = _nice_step(vmax, 10)
-    k = 0
-    while k * step <= vmax * 1.0001:
-        xt = L + k * step * sx
-        out.append(f'<line x1="{_c(xt)}" y1="{ya}" x2="{_c(xt)}" y2="{ya + 4}" stroke="#555"/><text x="{_c(xt)}" '
-                   f'y="{ya + 16}" font-size="10" text-anchor="middle" fill="#333">{k * step:g}</text>')
-        k += 1
+    out += _time_axis(L, pw, ya, sx, vmax, 10)
     out.append(f'<text x="{L + pw + 8}" y="{ya + 16}" font-size="10" fill="#333">ms</text>')
     out.append("</svg>")
     return "".join(out)
