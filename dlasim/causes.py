@@ -142,7 +142,7 @@ def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
     """A step's time (ms) as {"ideal": ..., cause code: ...}; the values sum to row.time_ms.
 
     Layer steps: time = max(compute, memory, floor) + overhead (cost/__init__.finish). The compute part is
-    the ideal plus losses (DLA padding_s: channel padding, dla.md s1.2; GPU tile/wave/K efficiencies,
+    the ideal plus losses (DLA padding_s: channel padding, dla.md s1.2; weight_stall_s: CBUF refetch; GPU tile/wave/K efficiencies,
     gpu_tensorrt.md s5.3); memory beyond compute is CBUF refetch (refetch_s, dla.md s1.5) then memory_bound;
     floor and overhead are overhead. The remainder (kernel efficiency) is compute_bound.
     """
@@ -163,8 +163,9 @@ def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
         out["precision_unsupported"] = run - sum(out.values())
     out.update(_compute_losses(row, ctx, run))
     excess = max(0.0, row.memory_ms - row.compute_ms)
-    out["cbuf_refetch"] = min(p.get("refetch_s", 0.0) * 1e3, excess)
-    out["memory_bound"] = excess - out["cbuf_refetch"]
+    refetch = min(p.get("refetch_s", 0.0) * 1e3, excess)
+    out["cbuf_refetch"] = out.get("cbuf_refetch", 0.0) + refetch
+    out["memory_bound"] = excess - refetch
     out["overhead"] = row.overhead_ms + p.get("floor_s", 0.0) * 1e3
     out["compute_bound"] += t - sum(out.values())          # rounding and unnamed parts: exact sum
     return out
@@ -176,7 +177,8 @@ def _compute_losses(row: StepRow, ctx: Expectation, run: float) -> dict[str, flo
     p = row.parts
     if row.device == "dla":
         pad = p.get("padding_s", 0.0) * 1e3
-        return {"channel_padding": pad, "compute_bound": loss - pad}
+        stall = p.get("weight_stall_s", 0.0) * 1e3          # weight fetches the MAC array waits for
+        return {"channel_padding": pad, "cbuf_refetch": stall, "compute_bound": loss - pad - stall}
     pre = "sparse_" if p.get("sparse") == "used" else ""
     if pre + "tile_eff" not in p or loss <= 0 or run <= 0:
         return {"compute_bound": loss}

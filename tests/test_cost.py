@@ -1,5 +1,6 @@
 """Cost formulas against hand-computed numbers (DLA conv core, CBUF traffic, SDP, GPU GEMM tiles, copies)."""
 import math
+from pathlib import Path
 
 import pytest
 
@@ -55,18 +56,50 @@ def test_dla_image_mode_first_layer_half_utilisation():
 def test_dla_cbuf_fit_and_refetch():
     # fits: 64x56x56 INT8 input (224 KB incl. 32-B atoms) + 64*64*9 B weights (36 KB) < 512 KB
     cs = ConvShape(1, 64, 56, 56, 64, 56, 56, 3, 3)
-    traffic, refetch = conv_traffic(cs, DLA, 1, out_bytes=64 * 3136, extra_in_bytes=0)
-    assert refetch == 0 and traffic == 64 * 3136 + 64 * 64 * 9 + 64 * 3136
+    traffic, refetch, stalled = conv_traffic(cs, DLA, 1, out_bytes=64 * 3136, extra_in_bytes=0)
+    assert refetch == 0 and stalled == 0 and traffic == 64 * 3136 + 64 * 64 * 9 + 64 * 3136
     # does not fit: 512x28x28 FP16 input (784 KB) and 512*512*9*2 B = 4.5 MB of weights
     cs = ConvShape(1, 512, 28, 28, 512, 28, 28, 3, 3)
     x_in, wt, y = 512 * 784 * 2, 512 * 512 * 9 * 2, 512 * 784 * 2
-    traffic, refetch = conv_traffic(cs, DLA, 2, out_bytes=y, extra_in_bytes=0)
+    traffic, refetch, stalled = conv_traffic(cs, DLA, 2, out_bytes=y, extra_in_bytes=0)
     x_min = 3 * 28 * 512 * 2
     stream_w = math.ceil(wt / (DLA.cbuf_bytes - x_min)) * x_in + wt
     wt_min = 16 * 512 * 9 * 2
     stream_x = x_in + math.ceil(x_in / (DLA.cbuf_bytes - wt_min)) * wt
     assert traffic == min(stream_w, stream_x) + y
     assert refetch == traffic - (x_in + wt + y) > 0
+    assert stream_w < stream_x and stalled == 0        # weight-stationary: the input streams, nothing waits
+
+
+def test_dla_weight_stream_stalls_when_cbuf_cannot_double_buffer_a_kernel_group():
+    # seed 000 3x3: 528 -> 256, 14x14, batch 32. Per image the input fits (FP16 196*1056 B = 7 banks of
+    # 32 KB, INT8 196*544 B = 4 banks) but the weights (FP16 2.43 MB, INT8 1.22 MB) do not, so they are
+    # re-read for every image: 32 * wt. A kernel group (16 FP16 / 32 INT8 kernels of 528*9 weights) is
+    # 152 KB = 5 banks. FP16: 16 - 7 = 9 banks < 2 groups -> every weight fetch waits; INT8: 12 >= 10.
+    cs = ConvShape(32, 528, 14, 14, 256, 14, 14, 3, 3)
+    y = 32 * 256 * 196 * 2
+    traffic, refetch, stalled = conv_traffic(cs, DLA, 2, out_bytes=y, extra_in_bytes=0)
+    wt16 = 256 * 528 * 9 * 2
+    assert traffic == 32 * (196 * 1056 + wt16) + y
+    assert refetch == 31 * wt16 and stalled == 32 * wt16
+    traffic8, refetch8, stalled8 = conv_traffic(cs, DLA, 1, out_bytes=y // 2, extra_in_bytes=0)
+    wt8 = 256 * 528 * 9
+    assert traffic8 == 32 * (196 * 544 + wt8) + y // 2 and refetch8 == 31 * wt8 and stalled8 == 0
+    # the 1x1 layer's weights (270 KB FP16) fit beside the input rows: read once for the whole batch
+    cs1 = ConvShape(32, 528, 14, 14, 256, 14, 14)
+    t1, r1, s1 = conv_traffic(cs1, DLA, 2, out_bytes=y, extra_in_bytes=0)
+    assert (r1, s1) == (0, 0) and t1 == 32 * 196 * 1056 + 256 * 528 * 2 + y
+
+
+def test_dla_weight_stall_is_added_to_compute_and_named_cbuf_refetch():
+    g = dlasim.load(str(Path(__file__).resolve().parents[1] / "validation" / "data" / "seeds" / "kernel_3x3.prototxt"))
+    e = dlasim.estimate(g, XAVIER, device="dla", precision="fp16", batch=32)
+    conv = [s for s in e.steps if s.kind == "layer"][0]
+    stall_ms = 32 * 256 * 528 * 9 * 2 / (XAVIER.memory.dram_bandwidth_bytes_per_s * DLA.dram_efficiency) * 1e3
+    assert conv.parts["weight_stall_s"] * 1e3 == pytest.approx(stall_ms)
+    ex = dlasim.explain(g, XAVIER, device="dla", precision="fp16", batch=32)
+    causes = {c["code"]: c["ms"] for c in ex.causes}
+    assert causes["cbuf_refetch"] == pytest.approx(stall_ms, rel=1e-3)
 
 
 def test_dla_sigmoid_fused_is_output_bound_at_lut_rate():
@@ -146,4 +179,6 @@ def test_power_mode_slows_the_dla():
     ratio = hardware("orin-agx:maxn").dla.clock_hz / hardware("orin-agx:15w").dla.clock_hz
     for f, s in zip(fast.steps, slow.steps):
         if f.kind == "layer" and f.device == "dla" and f.bound == "compute":
-            assert s.compute_ms == pytest.approx(f.compute_ms * ratio)
+            # the MAC part scales with the clock; weight-fetch stalls follow the memory clock instead
+            mac = lambda st: st.compute_ms - st.parts.get("weight_stall_s", 0.0) * 1e3
+            assert mac(s) == pytest.approx(mac(f) * ratio)

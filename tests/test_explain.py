@@ -61,18 +61,24 @@ def test_seed000_1x1_is_reformat_bound_and_native_formats_recover_it():
     assert "INT8" in r.causes[0]["text"] and "ms" in r.causes[0]["text"]
     io = next(a for a in r.advice if a["change"] == "io_formats")
     assert "int8:chw32" in io["text"] and io["gain_ms"] > 0
-    assert io["speedup_after"] > 1.8                       # the 2x appears once the copies are gone
-    assert r.diff[0]["name"] == "conv1" and r.diff[0]["ratio"] == pytest.approx(2.0, rel=0.05)
+    assert io["speedup_after"] > 1.5                       # most of the 2x appears once the copies are gone
+    # the layer itself: 2x the MACs per cycle, times the fitted INT8/FP16 MAC efficiencies
+    dla = dlasim.hardware("xavier-agx").dla
+    ratio = 2.0 * dla.mac_eff("int8") / dla.mac_eff("fp16")
+    assert r.diff[0]["name"] == "conv1" and r.diff[0]["ratio"] == pytest.approx(ratio, rel=0.05)
 
 
 def test_seed000_1x1_acceptance_threshold():
     assert seed000("1x1").speedup < 1.25                 # measured: 2.10 / 2.08 ms, i.e. 1.01x
 
 
-@pytest.mark.xfail(strict=True, reason="known model gap: one FP16 MAC efficiency cannot give both the 1x1 "
-                   "(FP16 ~ at peak) and the 3x3 (FP16 ~65% of peak) seed-000 engines; predicted 1.73x")
 def test_seed000_3x3_acceptance_threshold():
-    assert seed000("3x3").speedup > 1.8                  # measured: 10.13 / 4.39 ms, i.e. 2.3x
+    r = seed000("3x3")
+    assert r.speedup > 1.8                               # measured: 10.13 / 4.39 ms, i.e. 2.3x
+    # FP16 cannot double-buffer a kernel group beside the input in the CBUF: its weight fetches stall the
+    # MAC array, INT8's do not, so INT8 gains more than the 2x of the MAC rate alone
+    refetch = next(c for c in r.causes if c["code"] == "cbuf_refetch")
+    assert refetch["ms"] < 0 and "FP16" in refetch["text"]
 
 
 def test_seed000_3x3_gains_more_than_1x1():

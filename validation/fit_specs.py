@@ -14,8 +14,11 @@ cannot determine are reported and kept at their prior values):
   breakdown of the 1x1 engine) + the all-DLA GoogLeNet FP16 profile (googlenet_dla_mark_at_-1.profile,
   rows and the 3.656 ms trtexec mean) -> dla.mac_efficiency, dla.mac_efficiency_fp16,
   dla.layer_overhead_s, dla.subgraph_overhead_s, copies.dla_copy_efficiency,
-  copies.transition_overhead_s, copies.reformat_floor_s. The two Xavier fits share the copies block
-  and the GPU prob layer, so they alternate twice.
+  copies.transition_overhead_s, copies.reformat_floor_s. dla.dram_efficiency (the DLA's share of DRAM
+  bandwidth) is fitted first on seed 000 alone: its 3x3 FP16 engine re-reads 79 MB of weights that the
+  MAC array waits for, the only measured engine that bandwidth decides; the joint fit's GoogLeNet rows
+  (47% rms) would leave it unconstrained. The two Xavier fits share the copies block and the GPU prob
+  layer, so they alternate twice.
 - h200 GPU: H200 micro-benchmarks (cuBLAS GEMMs, cuDNN convs: kernel time vs the predicted layer step)
   -> gpu.tensor_efficiency, gpu.kernel_floor_s; 2:4 sparse/dense time ratios -> gpu.sparse_efficiency,
   gpu.sparse_k_half; NCHW->NHWC copies -> copies.reformat_efficiency, copies.reformat_floor_s.
@@ -62,6 +65,7 @@ XAVIER_GPU_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_
                      "copies.reformat_efficiency", "copies.reformat_floor_s"]
 XAVIER_DLA_PARAMS = ["dla.mac_efficiency", "dla.mac_efficiency_fp16", "dla.layer_overhead_s",
                      "dla.subgraph_overhead_s", "copies.dla_copy_efficiency", "copies.transition_overhead_s"]
+XAVIER_DLA_BANDWIDTH = "dla.dram_efficiency"
 
 
 def rel(p: Path) -> str:
@@ -450,15 +454,21 @@ def main(argv=None) -> int:
     orig = lambda params: {p: C.get_param(xav0, p) for p in params}
     xav = xav0
     gpu_obs = xavier_gpu_observations(xav0)
-    dla_obs = seed_observations(xav0) + googlenet_dla_observations(xav0)
+    seed_obs = seed_observations(xav0)
+    dla_obs = seed_obs + googlenet_dla_observations(xav0)
+    bw_params = XAVIER_DLA_PARAMS + [XAVIER_DLA_BANDWIDTH]
     for _ in range(2):
         res_gpu = C.fit(gpu_obs, C.apply(xav, orig(XAVIER_GPU_PARAMS)), XAVIER_GPU_PARAMS)
         xav = res_gpu["platform"]
+        res_bw = C.fit(seed_obs, C.apply(xav, orig(bw_params)), bw_params)
+        bw = {XAVIER_DLA_BANDWIDTH: res_bw["parameters"][XAVIER_DLA_BANDWIDTH]["after"]}
+        xav = C.apply(xav, bw)
         res_dla = C.fit(dla_obs, C.apply(xav, orig(XAVIER_DLA_PARAMS)), XAVIER_DLA_PARAMS)
         xav = res_dla["platform"]
     retable(res_gpu, gpu_obs, xav0, xav)
     retable(res_dla, dla_obs, xav0, xav)
     print_fit("xavier-agx GPU (per-row GoogLeNet FP16 profile)", res_gpu, a.verbose)
+    print_fit("xavier-agx DLA bandwidth (seed 000 alone; only dla.dram_efficiency is kept)", res_bw, a.verbose)
     print_fit("xavier-agx DLA + copies (seed 000 + GoogLeNet DLA profile)", res_dla, a.verbose, rows=20)
     gpu_data = f"{rel(HAX / 'profiles' / 'googlenet_gpu_mark_at_-1.profile')} (per row, TRT 7.1.3 FP16 bs1)"
     dla_data = (f"{rel(SEEDS / 'xavier_dla_conv_trtexec.csv')} (4 medians, bs32), "
@@ -466,11 +476,16 @@ def main(argv=None) -> int:
                 f"{rel(HAX / 'profiles' / 'googlenet_dla_mark_at_-1.profile')} (rows + 3.656 ms mean)")
     queue("xavier-agx", C.fitted_values(res_gpu), sources_for(res_gpu, gpu_data))
     queue("xavier-agx", C.fitted_values(res_dla), sources_for(res_dla, dla_data))
+    seed_data = f"{rel(SEEDS / 'xavier_dla_conv_trtexec.csv')} (4 medians, bs32), {rel(SEEDS / 'xavier_dla_conv_breakdown.csv')}"
+    bw_src = sources_for(res_bw, seed_data, extra="; the 3x3 FP16 engine's weight re-reads set it; the NVDLA "
+                         "spreadsheet pairs 2048 MACs with 10-20 GB/s (ref/dla.md s1.5)")
+    if XAVIER_DLA_BANDWIDTH in bw_src:
+        queue("xavier-agx", bw, {XAVIER_DLA_BANDWIDTH: bw_src[XAVIER_DLA_BANDWIDTH]})
 
     # leave-one-out
     print_cases("leave-one-out: xavier GPU fitted on googlenet_gpu_mark_at_-1, other cut engines' totals "
                 "(transition_results.json means)", loo_xavier_gpu(xav))
-    seed_only = C.fit(seed_observations(xav0), C.apply(xav, orig(XAVIER_DLA_PARAMS)), XAVIER_DLA_PARAMS)
+    seed_only = C.fit(seed_obs, C.apply(xav, orig(XAVIER_DLA_PARAMS)), XAVIER_DLA_PARAMS)
     print_fit("(leave-one-out) xavier-agx DLA fitted on seed 000 only", seed_only, a.verbose)
     print_cases("leave-one-out: seed-000-only DLA fit predicts GoogLeNet on DLA",
                 [predict_total(str(GOOGLENET), seed_only["platform"], haxconn_means()["googlenet_dla_mark_at_-1"],

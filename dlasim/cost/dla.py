@@ -7,9 +7,10 @@ Sources (reference/dla.md):
   batch 1) caps efficiency at 6.25%; image-input mode keeps the first layer near 50%.
 - s1.3 / s0.1 fact 9: SDP 16 elem/cycle (bias, BN, ReLU, eltwise), 4 elem/cycle through the LUT (sigmoid,
   tanh); CACC -> SDP 16 elem/cycle; PDP 8 and CDP 8 elem/cycle.
-- s1.5: DRAM traffic per the NVDLA performance spreadsheet: input + weights + output when both fit the
-  CBUF; otherwise whichever of "re-read the input per weight chunk" and "re-read the weights per input
-  chunk" moves fewer bytes. time = max(MAC cycles, DRAM cycles).
+- s1.5: DRAM traffic per the NVDLA performance spreadsheet, per image: input + weights + output when both
+  fit the CBUF; otherwise whichever of "re-read the input per weight chunk" and "re-read the weights per
+  input chunk" moves fewer bytes. time = max(MAC cycles, DRAM cycles), plus weight fetches the MAC array
+  waits for when the CBUF cannot double-buffer a kernel group (conv_traffic).
 - s1.4: feature maps in memory pad C to a 32-byte atom (kCHW16 FP16 / kCHW32 INT8).
 """
 from __future__ import annotations
@@ -58,20 +59,41 @@ def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool) -> t
     return blocks * cs.r * cs.s * per_block, ideal
 
 
-def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_bytes: int) -> tuple[int, int]:
-    """(DRAM bytes, of which CBUF refetch) for one conv hardware layer (dla.md s1.5 spreadsheet)."""
-    x_in = cs.n * _atom_bytes(cs.h * cs.w, cs.c, bpe)
-    wt = cs.k * (cs.c // cs.groups) * cs.r * cs.s * bpe
+def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_bytes: int) -> tuple[int, int, int]:
+    """(DRAM bytes, of which CBUF refetch, weight bytes fetched while the MAC array waits) of one conv layer.
+
+    The NVDLA spreadsheet's per-frame traffic (dla.md s1.5), applied to each of the N images: input +
+    weights + output when they fit the CBUF, else the cheaper of "re-read the input per weight chunk" and
+    "re-read the weights per input chunk". Weights that fit next to the input rows stay in the CBUF for the
+    whole batch. When weights are re-read per image, the banks left beside the input (whole 32 KB banks, the
+    unit of the s3.3 CBUF check) must hold two kernel groups (s1.4: 16 FP16 / 32 INT8 kernels) for the next
+    group to be fetched while the current one computes; with room for only one, every weight fetch stalls
+    the MAC array (s1.2: weights stay in the MAC cells for a stripe, the data and weight buffers are
+    circular). Those bytes are returned as the third value.
+    """
+    x_img = _atom_bytes(cs.h * cs.w, cs.c, bpe)
+    x_in = cs.n * x_img
+    kernel_bytes = (cs.c // cs.groups) * cs.r * cs.s * bpe
+    wt = cs.k * kernel_bytes
     base = x_in + wt + out_bytes + extra_in_bytes
     cbuf = dla.cbuf_bytes
-    if x_in + wt <= cbuf:
-        return base, 0
     x_min = _atom_bytes(min(cs.r, cs.h) * cs.w, cs.c, bpe)
-    wt_min = min(dla.atomic_k("int8" if bpe == 1 else "fp16") * (cs.c // cs.groups) * cs.r * cs.s * bpe, cbuf // 2)
-    stream_weights = math.ceil(wt / max(cbuf - x_min, 1)) * x_in + wt      # input re-read per weight chunk
-    stream_input = x_in + math.ceil(x_in / max(cbuf - wt_min, 1)) * wt     # weights re-read per input chunk
-    best = min(stream_weights, stream_input) + out_bytes + extra_in_bytes
-    return best, best - base
+    if x_img + wt <= cbuf or wt <= cbuf - x_min:
+        return base, 0, 0
+    group_bytes = dla.atomic_k("int8" if bpe == 1 else "fp16") * kernel_bytes
+    wt_min = min(group_bytes, cbuf // 2)
+    x_chunks = math.ceil(x_img / max(cbuf - wt_min, 1))
+    stream_weights = math.ceil(wt / max(cbuf - x_min, 1)) * x_img + wt     # input re-read per weight chunk
+    stream_input = x_img + x_chunks * wt                                    # weights re-read per input chunk
+    best = cs.n * min(stream_weights, stream_input) + out_bytes + extra_in_bytes
+    stalled = 0
+    if stream_input < stream_weights:
+        bank = cbuf // dla.cbuf_banks
+        group_banks = math.ceil(wt_min / bank)
+        data_banks = min(math.ceil(x_img / bank), dla.cbuf_banks - group_banks)
+        if dla.cbuf_banks - data_banks < 2 * group_banks:
+            stalled = cs.n * x_chunks * wt
+    return best, best - base, stalled
 
 
 def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
@@ -92,13 +114,14 @@ def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
         pdp_cycles = conv_out / dla.pdp_elems_per_cycle if step.attrs.get("fused_pool") else 0.0
         cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
         residual = sum(_fmap_bytes(t.shape, bpe) for t in step.inputs[1:])
-        traffic, refetch = conv_traffic(cs, dla, bpe, out_bytes, residual)
+        traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual)
         eff = dla.mac_eff(p)
-        compute = cycles / (hz * eff)
+        stall_s = stalled / bw
+        compute = cycles / (hz * eff) + stall_s
         pad_s = max(mac_cycles - ideal, 0) / (hz * eff)
         return finish(compute, traffic / bw, dla.layer_overhead_s, cs.macs, traffic,
                       ideal_s=ideal / hz, padding_s=pad_s if mac_cycles >= sdp_cycles else 0.0,
-                      refetch_bytes=refetch, refetch_s=refetch / bw,
+                      refetch_bytes=refetch, refetch_s=refetch / bw, weight_stall_s=stall_s,
                       output_bound=sdp_cycles > mac_cycles or pdp_cycles > mac_cycles)
     # standalone SDP / PDP / CDP / shuffle layers (dla.md s1.3, s6.1: bandwidth-bound at their rates)
     in_bytes = sum(_fmap_bytes(t.shape, bpe) for t in step.inputs)
