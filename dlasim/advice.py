@@ -18,7 +18,9 @@ Rules and recipes (../shared/reference):
   "overhead due to small workloads");
 - 2:4 sparse kernels pay only on wide layers: channels rounded to multiples of 128 and >= 256
   (gpu_tensorrt.md s2.3 items 1-2, seed 001);
-- fixed costs and partly empty waves amortise over a larger batch (gpu_tensorrt.md s5.1, s5.3; dla.md s3.4).
+- fixed costs and partly empty waves amortise over a larger batch (gpu_tensorrt.md s5.1, s5.3; dla.md s3.4);
+- FP16 weights that stream through the CBUF one kernel group at a time stall the MAC array (cost/dla.py
+  conv_traffic); INT8 weights are half the size, so the groups double-buffer (dla.md s1.2, s1.4, s3.3).
 """
 from __future__ import annotations
 
@@ -399,13 +401,26 @@ def advise_channels(cfg: Config, est: Estimate, found: Findings) -> list[Change]
     return out
 
 
+def advise_int8_weights(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
+    """FP16 DLA convs whose weight fetches stall the MAC array: INT8 halves the weights (cost/dla.py)."""
+    if est.device != "dla" or est.precision != "fp16" or "cbuf_refetch" not in found.codes[:3]:
+        return []
+    stalled = [r.name for r in est.steps if r.parts.get("weight_stall_s", 0.0) > 0]
+    if not stalled:
+        return []
+    return [Change("int8_weights", f"run in INT8 (calibration or QAT scales): the FP16 weights of {listed(stalled)} "
+                   f"stream through the CBUF one kernel group at a time and the MAC array waits for each fetch; "
+                   f"INT8 weights are half the size, so the next group loads while the current one computes",
+                   opts={"precision": "int8"})]
+
+
 def advise_batch(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
     """Fixed costs and partly empty waves amortise over a larger batch (gpu_tensorrt.md s5.3, dla.md s3.4)."""
     return [Change("batch", f"raise the batch to {est.batch * m}", opts={"batch": est.batch * m}, per_image=True)
             for m in (2, 4)]
 
 
-ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_gpu, advise_channels, advise_batch)
+ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_gpu, advise_channels, advise_int8_weights, advise_batch)
 
 
 # ---- evaluation: re-estimate each change, keep the ones that pay -----------------------------------------

@@ -34,6 +34,7 @@ from .ir import Graph
 from .report import Estimate, StepRow
 
 VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw")
+VARIED_ADVICE = {"batch": ("batch",), "precision": ("int8_weights",)}   # advice that would change the varied key
 OUTCOME_CODES = ("fallback", "precision_unsupported", "sparse_too_small", "sparse_ineligible")  # whole steps
 SPARSE_CODES = ("sparse_too_small", "sparse_ineligible")
 CONV_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
@@ -463,7 +464,7 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
               for code, ms in gap.items()]
     causes = _ranked(causes, total_gap, 0.005)
     codes = [c["code"] for c in causes]
-    advised = advise(cfgs[1], e2, findings(ctx2, e2, codes), skip=("batch",) if key == "batch" else ())
+    advised = advise(cfgs[1], e2, findings(ctx2, e2, codes), skip=VARIED_ADVICE.get(key, ()))
     advice = speedup_after(advised, cfgs[0], e1, findings(ctx1, e1, codes), ideal)
     return CompareResult(key, labels, ests, e1.total_ms / e2.total_ms, ideal, causes, step_diff(groups), advice,
                          [e1.total_ms / e.total_ms for e in ests])

@@ -356,3 +356,11 @@ def test_public_api_stays_callable_and_rejects_bad_vary():
         dlasim.compare("zoo:seed000_conv1x1", vary={"precision": ["fp16"]})
     with pytest.raises(DlasimError):
         dlasim.explain("zoo:seed000_conv1x1", bogus=1)
+
+
+def test_seed000_3x3_fp16_weight_stall_advises_int8_but_not_when_precision_is_varied():
+    r = dlasim.explain(str(SEEDS / "kernel_3x3.prototxt"), "xavier-agx", device="dla", precision="fp16", batch=32)
+    assert r.causes[0]["code"] == "cbuf_refetch"
+    int8 = next(a for a in r.advice if a["change"] == "int8_weights")
+    assert "conv1" in int8["text"] and int8["gain_ms"] > 0.4 * r.total_ms
+    assert all(a["change"] != "int8_weights" for a in seed000("3x3").advice)
