@@ -91,6 +91,15 @@ def test_dla_weight_stream_stalls_when_cbuf_cannot_double_buffer_a_kernel_group(
     assert (r1, s1) == (0, 0) and t1 == 32 * 196 * 1056 + 256 * 528 * 2 + y
 
 
+def test_dla_fc_batch_reads_its_weights_once():
+    # 4096 -> 4096 FC, batch 32, FP16: 32 MB of weights never fit, but multi-batch mode runs the 32 vectors
+    # (256 KB) together inside each stripe (dla.md s1.2), so the weights stream once, not once per image
+    cs = ConvShape(32, 4096, 1, 1, 4096, 1, 1)
+    y = 32 * 4096 * 2
+    traffic, refetch, stalled = conv_traffic(cs, DLA, 2, out_bytes=y, extra_in_bytes=0)
+    assert traffic == 32 * 4096 * 2 + 4096 * 4096 * 2 + y and refetch == 0 and stalled == 0
+
+
 def test_dla_weight_stall_is_added_to_compute_and_named_cbuf_refetch():
     g = dlasim.load(str(Path(__file__).resolve().parents[1] / "validation" / "data" / "seeds" / "kernel_3x3.prototxt"))
     e = dlasim.estimate(g, XAVIER, device="dla", precision="fp16", batch=32)

@@ -73,6 +73,10 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     """
     x_img = _atom_bytes(cs.h * cs.w, cs.c, bpe)
     x_in = cs.n * x_img
+    images = cs.n
+    if cs.h * cs.w == 1 and cs.p * cs.q == 1:
+        # FC: multi-batch mode interleaves the batch inside each stripe (s1.2), one weight pass for all
+        x_img, images = x_in, 1
     kernel_bytes = (cs.c // cs.groups) * cs.r * cs.s * bpe
     wt = cs.k * kernel_bytes
     base = x_in + wt + out_bytes + extra_in_bytes
@@ -85,14 +89,14 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     x_chunks = math.ceil(x_img / max(cbuf - wt_min, 1))
     stream_weights = math.ceil(wt / max(cbuf - x_min, 1)) * x_img + wt     # input re-read per weight chunk
     stream_input = x_img + x_chunks * wt                                    # weights re-read per input chunk
-    best = cs.n * min(stream_weights, stream_input) + out_bytes + extra_in_bytes
+    best = images * min(stream_weights, stream_input) + out_bytes + extra_in_bytes
     stalled = 0
     if stream_input < stream_weights:
         bank = cbuf // dla.cbuf_banks
         group_banks = math.ceil(wt_min / bank)
         data_banks = min(math.ceil(x_img / bank), dla.cbuf_banks - group_banks)
         if dla.cbuf_banks - data_banks < 2 * group_banks:
-            stalled = cs.n * x_chunks * wt
+            stalled = images * x_chunks * wt
     return best, best - base, stalled
 
 
