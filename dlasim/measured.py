@@ -38,7 +38,7 @@ from .errors import DlasimError
 from .trtexec import MeasuredLayer, MeasuredProfile, abbreviate_name, corrected_rows, parse_profile
 
 OK_BAND = 0.20          # |predicted / measured - 1| within this is "ok"
-NEAR_FLOOR = 1.5        # measured time within this factor of the kernel floor + launch: "overhead"
+NEAR_FLOOR = 1.5        # measured time within this factor of its kernel class's floor + launch: "overhead"
 
 CAUSE_TEXT = {
     "ok": "within 20% of the measurement",
