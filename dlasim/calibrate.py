@@ -1,9 +1,9 @@
 """Fit hardware-spec parameters to measurements with bounded, robust least squares.
 
-- Parameters are dotted spec paths ("dla.mac_efficiency", "gpu.kernel_floor_s", "copies.reformat_floor_s",
-  ...). Bounds come from the pydantic field constraints, narrowed to sensible ranges: efficiencies
-  (0.02, 1], times (0, 1 ms]. A parameter vector is applied with `model_copy(update=...)` on the
-  sub-block, so nothing is read or written in the loop.
+- Parameters are dotted spec paths ("dla.mac_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s",
+  "copies.reformat_floor_s", ...). Bounds come from the pydantic field constraints, narrowed to sensible
+  ranges: efficiencies (0.02, 1], times (0, 1 ms]. A parameter vector is applied with
+  `model_copy(update=...)` on the sub-block, so nothing is read or written in the loop.
 - Observations are (predicted as a function of the platform, measured): whole-network totals, groups of
   a measured profile joined to predicted steps (dlasim.measured.join), or any function of the platform
   (e.g. a sparse/dense time ratio). Graphs are loaded and plans built once; only costing is repeated
@@ -45,7 +45,8 @@ COLUMN_MIN = 1e-3                   # |d residuals / d log(parameter)| below thi
 F_SCALE = 0.1                       # soft_l1 switches to linear beyond ~10% (log space)
 
 DEFAULT_PARAMS = {
-    "gpu": ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_efficiency", "copies.reformat_floor_s"],
+    "gpu": ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s", "gpu.memory_efficiency",
+            "copies.reformat_floor_s"],
     "dla": ["dla.layer_overhead_s", "dla.subgraph_overhead_s", "copies.dla_copy_efficiency",
             "copies.transition_overhead_s"],
 }

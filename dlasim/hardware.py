@@ -153,7 +153,8 @@ class Gpu(_Block):
     sparse_efficiency: float = Field(default=0.5, gt=0, le=1)  # sparse speed-up over dense = 2 x this (large GEMM)
     sparse_k_half: float = Field(default=0.0, ge=0)  # GEMM K at which a sparse tile reaches half that share
     memory_efficiency: float = Field(gt=0, le=1)   # share of DRAM bandwidth a streaming kernel reaches
-    kernel_floor_s: float = Field(ge=0)            # shortest time of any kernel
+    kernel_floor_s: float = Field(ge=0)            # shortest time of a tensor-core conv/GEMM kernel
+    memory_kernel_floor_s: float = Field(ge=0)     # shortest time of a memory-bound kernel (pool, pointwise, ...)
     launch_overhead_s: float = Field(ge=0)         # per kernel, between kernels
     fusable_post_ops: list[str]                    # fused into a conv/GEMM epilogue
 

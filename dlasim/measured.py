@@ -24,7 +24,7 @@ costs it, reads the profile and joins each measured row to the predicted steps i
 When the un-profiled GPU compute median is known (the trex metadata next to the profile, or the
 `gpu_compute_ms` option) the rows are first corrected for the per-layer profiling overhead
 (gpu_tensorrt.md s4.2, trtexec.corrected_rows). The cause of a deviation comes from the predicted
-step(s): their bound and kind (overhead when the measured time is near the kernel floor,
+step(s): their bound and kind (overhead when the measured time is near the floor of its kernel class,
 memory_bound, channel_padding, reformat, transition, ...), in the cause vocabulary of DESIGN.md.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ from .errors import DlasimError
 from .trtexec import MeasuredLayer, MeasuredProfile, abbreviate_name, corrected_rows, parse_profile
 
 OK_BAND = 0.20          # |predicted / measured - 1| within this is "ok"
-NEAR_FLOOR = 1.5        # measured time within this factor of the kernel floor + launch: "overhead"
+NEAR_FLOOR = 1.5        # measured time within this factor of its kernel class's floor + launch: "overhead"
 
 CAUSE_TEXT = {
     "ok": "within 20% of the measurement",
@@ -386,7 +386,8 @@ def _step_cause(step, row, plan, measured_ms: float | None) -> str:
         return "overhead"
     parts = row.parts or {}
     if step.device == "gpu" and plat.gpu is not None and measured_ms is not None:
-        floor_ms = (plat.gpu.kernel_floor_s + plat.gpu.launch_overhead_s) * 1e3
+        from .cost.gpu import step_kernel_floor
+        floor_ms = (step_kernel_floor(step, plan.graph, plat.gpu) + plat.gpu.launch_overhead_s) * 1e3
         if measured_ms <= NEAR_FLOOR * floor_ms:
             return "overhead"
     if row.bound == "overhead":

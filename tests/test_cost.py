@@ -149,6 +149,40 @@ def test_gpu_small_layer_hits_the_kernel_floor():
     assert conv.time_ms == pytest.approx((gpu.kernel_floor_s + gpu.launch_overhead_s) * 1e3)
 
 
+def test_gpu_pool_and_small_conv_get_their_own_kernel_floors():
+    """Tensor-core conv kernels: kernel_floor_s; pooling and depthwise (memory-bound): memory_kernel_floor_s.
+
+    Hand-computed on H200 (132 SMs, 1.98 GHz, 4.8 TB/s) with floors set to 20 us / 3 us and launch 1 us:
+    the 1x1 conv (64x64 channels, 14x14) needs 64*64*196 = 0.8 M MACs, far below 1 us of tensor time, and
+    the 2x2 max pool moves (64*14*14 + 64*7*7) * 2 B = 31 KB, 0.008 us at 4.8 TB/s: both sit at their floor."""
+    plat = hardware("h200")
+    gpu = plat.gpu.model_copy(update={"kernel_floor_s": 20e-6, "memory_kernel_floor_s": 3e-6,
+                                      "launch_overhead_s": 1e-6})
+    plat = plat.model_copy(update={"gpu": gpu})
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 14, 14))
+    y = b.conv(x, 64, 1, bias=False, name="conv")
+    y = b.maxpool(y, 2, name="pool")
+    y = b.conv(y, 64, 3, groups=64, bias=False, name="dw")
+    e = dlasim.estimate(b.build([y]), plat, device="gpu", precision="fp16", input_formats="fp16:hwc8",
+                        output_formats="fp16:hwc8")
+    steps = {s.name: s for s in e.steps if s.kind == "layer"}
+    assert steps["conv"].time_ms == pytest.approx((20e-6 + 1e-6) * 1e3)
+    assert steps["pool"].time_ms == pytest.approx((3e-6 + 1e-6) * 1e3)
+    assert steps["dw"].time_ms == pytest.approx((3e-6 + 1e-6) * 1e3)
+    assert all(steps[n].bound == "overhead" for n in ("conv", "pool", "dw"))
+    # above its floor a pool is bytes over bandwidth: 32 x 64 x 112 x 112 -> 56 x 56, FP16 (64 MB, ~15 us)
+    b = GraphBuilder("t")
+    x = b.input("x", (32, 64, 112, 112))
+    g = b.build([b.maxpool(x, 2, name="pool")])
+    e = dlasim.estimate(g, plat, device="gpu", precision="fp16", input_formats="fp16:hwc8",
+                        output_formats="fp16:hwc8")
+    pool = [s for s in e.steps if s.name == "pool"][0]
+    nbytes = 32 * (64 * 112 * 112 + 64 * 56 * 56) * 2
+    bw = plat.memory.dram_bandwidth_bytes_per_s * gpu.memory_efficiency
+    assert nbytes / bw > 3e-6 and pool.time_ms == pytest.approx((nbytes / bw + 1e-6) * 1e3)
+
+
 def test_sparse_ineligible_reasons():
     b = GraphBuilder("t")
     x = b.input("x", (8, 256, 32, 32))

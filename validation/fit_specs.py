@@ -9,7 +9,8 @@ Fits (dlasim.calibrate: bounded soft_l1 least squares on log(predicted/measured)
 cannot determine are reported and kept at their prior values):
 
 - xavier-agx GPU: per-row GoogLeNet FP16 profile (HaX-CoNN googlenet_gpu_mark_at_-1.profile, TRT 7.1.3,
-  batch 1) -> gpu.tensor_efficiency, gpu.kernel_floor_s, gpu.memory_efficiency, copies.reformat_efficiency.
+  batch 1) -> gpu.tensor_efficiency, gpu.kernel_floor_s (conv kernels), gpu.memory_kernel_floor_s (pools,
+  LRN, prob), gpu.memory_efficiency, copies.reformat_efficiency, copies.reformat_floor_s.
 - xavier-agx DLA + copies: seed 000 (4 trtexec medians, batch 32, 1x1/3x3, INT8/FP16, and the per-step
   breakdown of the 1x1 engine) + the all-DLA GoogLeNet FP16 profile (googlenet_dla_mark_at_-1.profile,
   rows and the 3.656 ms trtexec mean) -> dla.mac_efficiency, dla.mac_efficiency_fp16,
@@ -21,12 +22,15 @@ cannot determine are reported and kept at their prior values):
   layer, so they alternate twice.
 - h200 GPU: H200 micro-benchmarks (cuBLAS GEMMs, cuDNN convs: kernel time vs the predicted layer step)
   -> gpu.tensor_efficiency, gpu.kernel_floor_s; 2:4 sparse/dense time ratios -> gpu.sparse_efficiency,
-  gpu.sparse_k_half; NCHW->NHWC copies -> copies.reformat_efficiency, copies.reformat_floor_s.
+  gpu.sparse_k_half; NCHW->NHWC copies -> copies.reformat_efficiency, copies.reformat_floor_s; streaming
+  ReLU/Add (validation/h200/h200_kernels.json: larger than the L2, and small ones of at most 5 MB) ->
+  gpu.memory_efficiency, gpu.memory_kernel_floor_s; cuDNN depthwise convs predicted without refitting.
 - a100 GPU: trex A100 ResNet-18 FP16 engine, per row, corrected to the 0.862 ms GPU compute median
-  (dlasim zoo:resnet18 at batch 32) -> gpu.tensor_efficiency, gpu.kernel_floor_s, gpu.memory_efficiency;
-  then FP32 and INT8 engines predicted without refitting.
+  (dlasim zoo:resnet18 at batch 32) -> gpu.tensor_efficiency, gpu.kernel_floor_s, gpu.memory_kernel_floor_s,
+  gpu.memory_efficiency; then FP32 and INT8 engines predicted without refitting.
 - orin-agx DLA: the one Orin GoogLeNet log (ForeignNode 1.032 ms, ...) -> one DLA parameter.
-- a40: no data; the H200-fitted sparse parameters and the A100-fitted efficiencies, said so.
+- orin-agx, orin-nx-16gb GPU: no per-layer GPU data; the Xavier-fitted gpu.memory_kernel_floor_s, said so.
+- a40: no data; the H200-fitted sparse parameters and the A100-fitted efficiencies and floors, said so.
 - leave-one-out: Xavier GPU fitted on mark_at_-1 predicts the other googlenet_gpu_mark_at_* totals;
   Xavier DLA fitted on seed 000 only predicts the GoogLeNet DLA total.
 """
@@ -61,8 +65,9 @@ TREX = DATA / "trex" / "a100-resnet50"
 H200_JSON = DATA / "h200" / "h200_microbench_results.json"
 TOOL = "validation/fit_specs.py"
 
-XAVIER_GPU_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_efficiency",
-                     "copies.reformat_efficiency", "copies.reformat_floor_s"]
+XAVIER_GPU_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s",
+                     "gpu.memory_efficiency", "copies.reformat_efficiency", "copies.reformat_floor_s"]
+A100_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s", "gpu.memory_efficiency"]
 XAVIER_DLA_PARAMS = ["dla.mac_efficiency", "dla.mac_efficiency_fp16", "dla.layer_overhead_s",
                      "dla.subgraph_overhead_s", "copies.dla_copy_efficiency", "copies.transition_overhead_s"]
 XAVIER_DLA_BANDWIDTH = "dla.dram_efficiency"
@@ -255,23 +260,49 @@ def h200_copy_observations(ops=("nchw_to_nhwc_fp16",)):
 
 
 H200_KERNELS = ROOT / "validation" / "h200" / "h200_kernels.json"   # measured by validation/h200/measure_kernels.py
+# Streaming kernels this small sit at the floor: ref/gpu.md s6.4 "small tensors (<= 5 MB) cost a 2-8 us floor
+# regardless of size". Rows between this and the L2 size (60 MiB) run from the L2, which dlasim does not
+# model (their bandwidth is above HBM peak), so they are left out.
+H200_FLOOR_BYTES = 5e6
+
+
+def _io_plan(plat, name, shape, build):
+    b = dlasim.GraphBuilder(name)
+    x = b.input("x", tuple(shape))
+    y = build(b, x)
+    return dlasim.build(b.build([y]), plat, device="gpu", precision="fp16", input_formats="fp16:hwc8",
+                        output_formats="fp16:hwc8")
 
 
 def h200_memory_observations(plat, l2_bytes: float):
-    """Streaming ReLU / residual Add (fp16 channels-last) that move more bytes than the L2 holds."""
+    """Streaming ReLU / residual Add (fp16 channels-last): those that move more bytes than the L2 holds
+    (bandwidth) and those of at most H200_FLOOR_BYTES (the memory-kernel floor)."""
     d = json.loads(H200_KERNELS.read_text())
     obs = []
     for r in d["memory"]:
-        if r["op"] not in ("relu", "add") or r["bytes"] <= l2_bytes:
+        if r["op"] not in ("relu", "add") or H200_FLOOR_BYTES < r["bytes"] <= l2_bytes:
             continue
-        b = dlasim.GraphBuilder(f"{r['op']}_{'x'.join(map(str, r['shape']))}")
-        x = b.input("x", tuple(r["shape"]))
-        y = b.relu(x) if r["op"] == "relu" else b.add(x, b.input("y", tuple(r["shape"])))
-        plan = dlasim.build(b.build([y]), plat, device="gpu", precision="fp16", input_formats="fp16:hwc8",
-                            output_formats="fp16:hwc8")
+        relu = lambda b, x: b.relu(x)
+        add = lambda b, x, shape=tuple(r["shape"]): b.add(x, b.input("y", shape))
+        plan = _io_plan(plat, f"{r['op']}_{'x'.join(map(str, r['shape']))}", r["shape"],
+                        relu if r["op"] == "relu" else add)
         obs.append(C.Observation(f"{r['op']} {r['shape']} fp16", r["ms"], plan=plan,
                                  steps=(_layer_index(plan),), dataset=rel(H200_KERNELS) + " memory"))
     return obs
+
+
+def h200_depthwise_cases(plat) -> list[dict]:
+    """cuDNN 3x3 depthwise convs (h200_kernels.json depthwise), predicted with the fitted memory parameters."""
+    d = json.loads(H200_KERNELS.read_text())
+    out = []
+    for r in d["depthwise"]:
+        c = r["shape"][1]
+        plan = _io_plan(plat, f"dw_{'x'.join(map(str, r['shape']))}", r["shape"],
+                        lambda b, x, c=c: b.conv(x, c, 3, groups=c, bias=False, name="dw"))
+        pred = cost_step(plan.steps[_layer_index(plan)], plan).total_s * 1e3
+        out.append({"case": f"depthwise 3x3 {r['shape']} fp16", "measured": r["ms"], "predicted": pred,
+                    "error_pct": 100 * (pred / r["ms"] - 1)})
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -481,6 +512,14 @@ def main(argv=None) -> int:
                          "spreadsheet pairs 2048 MACs with 10-20 GB/s (ref/dla.md s1.5)")
     if XAVIER_DLA_BANDWIDTH in bw_src:
         queue("xavier-agx", bw, {XAVIER_DLA_BANDWIDTH: bw_src[XAVIER_DLA_BANDWIDTH]})
+    # Orin iGPUs: no per-layer GPU profile of their own; the Jetson iGPU memory-kernel floor from Xavier
+    mfloor = res_gpu["parameters"]["gpu.memory_kernel_floor_s"]
+    if mfloor["constrained"]:
+        for orin in ("orin-agx", "orin-nx-16gb"):
+            queue(orin, {"gpu.memory_kernel_floor_s": mfloor["after"]}, {"gpu.memory_kernel_floor_s": (
+                f"as xavier-agx: fitted on Xavier data by {TOOL} ({gpu_data}, residual rms "
+                f"{res_gpu['band_pct']:.0f}%, n={res_gpu['n']}), applied to this Jetson iGPU as an assumption: "
+                f"no per-layer Orin GPU data (ref/gpu.md s5.1, s9)")})
 
     # leave-one-out
     print_cases("leave-one-out: xavier GPU fitted on googlenet_gpu_mark_at_-1, other cut engines' totals "
@@ -510,10 +549,16 @@ def main(argv=None) -> int:
                   "error_pct": 100 * (o.predict(h3, C._CostCache()) / o.measured - 1)} for o in casts]
     print_cases("h200 layout-preserving casts with the transpose-fitted copy parameters (not fitted: one "
                 "reformat efficiency cannot serve both)", cast_rows)
-    res_hm = C.fit(h200_memory_observations(h3, h3.memory.l2_bytes), h3, ["gpu.memory_efficiency"])
-    print_fit("h200 streaming kernels (ReLU/Add larger than L2, fp16 channels-last)", res_hm, a.verbose)
+    res_hm = C.fit(h200_memory_observations(h3, h3.memory.l2_bytes), h3,
+                   ["gpu.memory_efficiency", "gpu.memory_kernel_floor_s"])
+    print_fit("h200 streaming kernels (ReLU/Add larger than L2, and of at most 5 MB; fp16 channels-last)",
+              res_hm, a.verbose)
+    h4 = res_hm["platform"]
+    print_cases("h200 cuDNN depthwise convs with the fitted memory parameters (not fitted: PyTorch's cuDNN "
+                "kernels, not TensorRT tactics)", h200_depthwise_cases(h4))
     hsrc = rel(H200_JSON)
-    queue("h200", C.fitted_values(res_hm), sources_for(res_hm, f"{rel(H200_KERNELS)} memory (ReLU/Add > L2)"))
+    queue("h200", C.fitted_values(res_hm), sources_for(
+        res_hm, f"{rel(H200_KERNELS)} memory (ReLU/Add > L2 for the efficiency, <= 5 MB for the floor)"))
     queue("h200", C.fitted_values(res_h), sources_for(res_h, f"{hsrc} C_wave, D_sparse dense, F_conv kernel times"))
     queue("h200", C.fitted_values(res_hs), sources_for(res_hs, f"{hsrc} D_sparse sparse/dense kernel-time ratios"))
     queue("h200", C.fitted_values(res_hc), sources_for(res_hc, f"{hsrc} E_reformat nchw_to_nhwc_fp16"))
@@ -521,7 +566,7 @@ def main(argv=None) -> int:
     # ---------------- A100
     a0 = dlasim.hardware("a100")
     aobs = a100_observations(a0)
-    res_a = C.fit(aobs, a0, ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_efficiency"])
+    res_a = C.fit(aobs, a0, A100_PARAMS)
     print_fit("a100 GPU (trex ResNet-18 FP16 bs32, per row, corrected to GPU compute median)", res_a, a.verbose)
     a1 = res_a["platform"]
     r18 = dlasim.load("zoo:resnet18", batch=32)
@@ -569,7 +614,7 @@ def main(argv=None) -> int:
             a40_src[p] = (f"fitted on H200 data by {TOOL} ({hsrc} D_sparse ratios, residual rms "
                           f"{res_hs['band_pct']:.0f}%, n={res_hs['n']}), applied to Ampere as an assumption: "
                           f"no A40 data")
-    for p in ("gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_efficiency"):
+    for p in A100_PARAMS:
         if res_a["parameters"][p]["constrained"]:
             a40[p] = res_a["parameters"][p]["after"]
             a40_src[p] = (f"fitted on A100 data by {TOOL} ({prof_a}, residual rms {res_a['band_pct']:.0f}%, "

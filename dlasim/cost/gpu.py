@@ -5,6 +5,12 @@ Sources (reference/gpu_tensorrt.md):
   tiles = ceil(M/Mt)*ceil(N/Nt), waves = ceil(tiles / (SMs * CTAs per SM)): tile and wave quantization.
 - s1.1 notes: peak = SMs x FMA/clk/SM x clock per precision; FP16 channels pad to 8, INT8 to 32 (s5.3).
 - s6.5 / s7 fact 11: time = max(floor, FLOPs / effective peak, bytes / bandwidth): per-kernel floor.
+  Two floors, by kernel class (`kernel_floor`): tensor-core conv/GEMM kernels have `kernel_floor_s`
+  (s6.2 / s6.5: a sub-wave GEMM or a batch-1 cuDNN conv stays at ~6-13 us on H200); memory-bound kernels
+  (pooling, pointwise, softmax, normalisation, resize, depthwise, unknown ops) have `memory_kernel_floor_s`
+  (s6.1: a 1 MiB ReLU costs 1.56 us in a CUDA graph on H200; the Xavier GoogLeNet profile,
+  validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile, has most pools and prob at 7-12 us,
+  small pool_proj / 5x5 convs at 15-38 us). Reformat copies keep `copies.reformat_floor_s` (cost/copies.py).
 - s5.1: per-kernel launch overhead (CUDA graphs, as trtexec runs).
 - s2.1 / s2.3: 2:4 sparsity only for constant conv/FC weights, C % 4 == 0, not grouped, FP16/INT8, on
   GPUs with sparse tensor cores; sparse kernels use large tiles; TensorRT times both and keeps the faster.
@@ -63,6 +69,26 @@ def _best_tile(m: int, n: int, k: int, sms: int, rate: float,
     return best_t, best
 
 
+def is_depthwise(cs: ConvShape) -> bool:
+    return cs.groups > 1 and cs.groups == cs.c
+
+
+def kernel_floor(gpu: Gpu, cs: ConvShape | None) -> float:
+    """The floor of a GPU layer's kernel class (gpu_tensorrt.md s6.1, s6.2, s6.5; the module docstring).
+
+    `cs` is the step's convolution shape (geometry.step_conv_shape), None for a layer that is not a
+    conv/FC/MatMul. Conv, deconv, FC and MatMul run tensor-core implicit-GEMM kernels: `kernel_floor_s`.
+    Depthwise convs (CUDA-core, memory bound, s5.2) and every other layer: `memory_kernel_floor_s`."""
+    if cs is None or is_depthwise(cs):
+        return gpu.memory_kernel_floor_s
+    return gpu.kernel_floor_s
+
+
+def step_kernel_floor(step: Step, g: Graph, gpu: Gpu) -> float:
+    """kernel_floor of a GPU layer step (what dlasim.measured compares a measured row against)."""
+    return kernel_floor(gpu, step_conv_shape(step, g))
+
+
 def sparse_eligible(step: Step, g: Graph, cs: ConvShape, gpu: Gpu, precision: str) -> tuple[bool, str]:
     """TensorRT's 2:4 rules (gpu_tensorrt.md s2.1): returns (eligible, reason when not)."""
     a = step.anchor
@@ -89,11 +115,11 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     macs = cs.macs
     peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
     ideal = macs / peak
-    if cs.groups > 1 and cs.groups == cs.c:
-        # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2)
+    if is_depthwise(cs):
+        # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): the memory floor
         compute = macs / (gpu.sm_count * gpu.fma_per_clk_per_sm_fp32 * gpu.clock_hz * (2 if p != "fp32" else 1))
         nbytes = in_bytes + out_bytes + w_elems * b
-        return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, gpu.kernel_floor_s,
+        return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, kernel_floor(gpu, cs),
                       ideal_s=ideal)
     cg = padded_channels(cs.c // cs.groups, p)
     m = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
@@ -123,7 +149,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
                 parts.update(sparse="too_small", sparse_reason="the dense kernel is as fast or faster")
     residual = sum(math.prod(t.shape) for t in step.inputs[1:]) * b
     nbytes = in_bytes + out_bytes + w_bytes
-    return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, gpu.kernel_floor_s,
+    return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, kernel_floor(gpu, cs),
                   residual_bytes=residual, **parts)
 
 
@@ -148,5 +174,5 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
         # an op dlasim does not know: priced as two passes over its data (conservative) and flagged
         flags = {"unmodelled": True}
         nbytes *= 2
-    # pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels with a floor
-    return finish(0.0, nbytes / bw, gpu.launch_overhead_s, 0, nbytes, gpu.kernel_floor_s, **flags)
+    # pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels with their floor
+    return finish(0.0, nbytes / bw, gpu.launch_overhead_s, 0, nbytes, kernel_floor(gpu, None), **flags)
