@@ -63,6 +63,26 @@ def test_silu_sigmoid_mul_fuses_into_the_conv():
     assert len(steps) == 1 and set(steps[0].layers) == {"c", "act.sigmoid", "act.mul"}
 
 
+def test_gpu_sibling_convs_fuse_horizontally_into_one_wider_conv():
+    # an inception block's 1x1 convs read one tensor with equal parameters: TensorRT runs them as one
+    # conv named "a + relu_a || b + relu_b" (Xavier GoogLeNet profile); the 3x3 and the DLA do not merge
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 28, 28))
+    a = b.relu(b.conv(x, 32, 1, name="a"), name="ra")
+    c = b.relu(b.conv(x, 48, 1, name="c"), name="rc")
+    d = b.relu(b.conv(x, 16, 3, name="d"), name="rd")
+    g = b.build([b.op("Concat", [a, c, d], {"axis": 1}, name="cat")])
+    p = plan(g, device="gpu")
+    layers = [s for s in p.steps if s.kind == "layer"]
+    merged = next(s for s in layers if "||" in s.name)
+    assert merged.name == "a + ra || c + rc" and len(merged.outputs) == 2
+    e = dlasim.estimate(g, XAVIER, device="gpu", precision="fp16")
+    row = next(r for r in e.steps if r.name == merged.name)
+    assert row.macs == 28 * 28 * 64 * (32 + 48)
+    assert any(s.name == "d + rd" for s in layers)
+    assert not any("||" in s.name for s in plan(g, device="dla").steps)
+
+
 def test_dla_conv_then_pool_runs_fused_in_pdp():
     b = GraphBuilder("t")
     x = b.input("x", (1, 16, 16, 16))

@@ -68,8 +68,12 @@ def conv_shape(layer: Layer, g: Graph, params: tuple | None = None) -> ConvShape
 
 
 def step_conv_shape(step: Step, g: Graph) -> ConvShape | None:
-    """conv_shape of the step's anchor, reusing the attributes the fold pass parsed for members[0]."""
+    """conv_shape of the step's anchor, reusing the attributes the fold pass parsed for members[0]; a
+    horizontally fused step (passes/fuse.py) is one convolution with the output channels of all its parts."""
     anchor = step.anchor
     if anchor is None:
         return None
-    return conv_shape(anchor, g, step.conv if anchor is step.members[0] else None)
+    cs = conv_shape(anchor, g, step.conv if anchor is step.members[0] else None)
+    if "horizontal_k" in step.attrs:
+        cs.k = step.attrs["horizontal_k"]        # horizontally fused convs: one conv, their K added up
+    return cs

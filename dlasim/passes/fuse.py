@@ -2,8 +2,11 @@
 
 GPU (reference/gpu_tensorrt.md s5.2): Conv/FC + bias + BatchNorm/Scale + activation; Conv + ElementWise sum
 (+ ReLU) residuals; pointwise chains such as SiLU (Sigmoid, Mul) fused into the conv epilogue or into one
-PWN kernel. DLA (reference/dla.md s1.3, s6.1): conv -> SDP (bias, BN, activation, element-wise) -> PDP
-(pooling) run as one hardware layer, without a DRAM round trip.
+PWN kernel; convolutions that read the same tensor with the same kernel, stride, padding and fused
+epilogue run as one wider convolution, named `a || b || c` in the profile (gpu_tensorrt.md s4.2 profile
+names; the Xavier GoogLeNet profile, validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile, has
+nine such rows, one per inception block's 1x1 convs). DLA (reference/dla.md s1.3, s6.1): conv -> SDP (bias,
+BN, activation, element-wise) -> PDP (pooling) run as one hardware layer, without a DRAM round trip.
 """
 from __future__ import annotations
 
@@ -87,13 +90,36 @@ def fuse(plan) -> None:
                 head.attrs["fused_pool"] = pool.members[0]
                 plan.decisions.append(Decision(pool.name, "fuse", into,
                                               "pooling runs in the PDP on the fly after the conv"))
-    alive = []
     for s in steps:
-        if id(s) not in dead:
-            if len(s.members) > 1:
-                s.name = " + ".join(s.layers)
-            alive.append(s)
-    plan.steps = toposort(alive)
+        if id(s) not in dead and len(s.members) > 1:
+            s.name = " + ".join(s.layers)
+    _fuse_horizontal(plan, steps, dead)
+    plan.steps = toposort([s for s in steps if id(s) not in dead])
+
+
+def _fuse_horizontal(plan, steps: list[Step], dead: set[int]) -> None:
+    """GPU convolutions reading one tensor with equal parameters and epilogues become one step whose
+    output channels add up (attrs["horizontal_k"]); its name joins the parts with " || " as TensorRT does."""
+    groups: dict[tuple, list[Step]] = {}
+    for s in steps:
+        if (id(s) in dead or s.device != "gpu" or s.op != "Conv" or s.conv is None or len(s.inputs) != 1
+                or int(s.members[0].attrs.get("group", 1)) != 1 or s.attrs.get("fused_pool")):
+            continue
+        key = (s.inputs[0].name, s.conv, s.precision, tuple(l.op for l in s.members))
+        groups.setdefault(key, []).append(s)
+    tensors = plan.graph.tensors
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        head = group[0]
+        head.attrs["horizontal_k"] = sum(tensors[s.members[0].outputs[0]].shape[1] for s in group)
+        for s in group[1:]:
+            dead.add(id(s))
+            head.members.extend(s.members)
+            head.outputs.extend(s.outputs)
+            plan.decisions.append(Decision(s.name, "fuse", f"fused into {head.members[0].name}",
+                                           "same input and convolution parameters: one wider GPU convolution"))
+        head.name = " || ".join(s.name for s in group)
 
 
 def toposort(steps: list[Step]) -> list[Step]:
