@@ -83,6 +83,36 @@ def test_gpu_sibling_convs_fuse_horizontally_into_one_wider_conv():
     assert not any("||" in s.name for s in plan(g, device="dla").steps)
 
 
+def test_horizontally_fused_part_feeding_a_concat_is_copied_in():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 28, 28))
+    a = b.relu(b.conv(x, 32, 1, name="a"), name="ra")
+    c = b.relu(b.conv(x, 48, 1, name="c"), name="rc")
+    d = b.relu(b.conv(c, 16, 3, name="d"), name="rd")
+    g = b.build([b.concat([a, d], name="cat")])
+    e = dlasim.estimate(g, XAVIER, device="gpu", precision="fp16")
+    cat = next(r for r in e.steps if r.name == "cat")
+    # only "a" lives in the fused buffer: read + write its 32x28x28 FP16 values ("a copy" in the profile)
+    assert cat.bytes == 2 * 32 * 28 * 28 * 2 and cat.time_ms > 0
+    b = GraphBuilder("t1")                                # no horizontal fusion: written in place
+    x = b.input("x", (1, 64, 28, 28))
+    g1 = b.build([b.concat([b.conv(x, 32, 1, name="a"), b.conv(x, 16, 3, name="d")], name="cat")])
+    assert next(r for r in dlasim.estimate(g1, XAVIER, device="gpu").steps if r.name == "cat").time_ms == 0
+
+
+def test_gpu_lrn_reads_linear_so_reformats_surround_it():
+    # conv (hwc8) -> LRN (linear only) -> max pool (keeps linear) -> conv (hwc8): two reformats, the second
+    # before the conv, not the pool (Xavier GoogLeNet profile: norm1 input, conv2/3x3_reduce input)
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 56, 56))
+    y = b.op("LRN", [b.conv(x, 64, 3, name="c1")], {"size": 5}, name="norm")
+    y = b.conv(b.maxpool(y, 3, 1, 1, name="pool"), 64, 1, name="c2")
+    e = dlasim.estimate(b.build([y]), XAVIER, device="gpu", precision="fp16",
+                        input_formats="fp16:hwc8", output_formats="fp16:hwc8")
+    copies = [r.name for r in e.steps if r.kind == "reformat"]
+    assert copies == ["c1 reformat (fp16:hwc8 -> fp16:linear)", "pool reformat (fp16:linear -> fp16:hwc8)"]
+
+
 def test_dla_conv_then_pool_runs_fused_in_pdp():
     b = GraphBuilder("t")
     x = b.input("x", (1, 16, 16, 16))

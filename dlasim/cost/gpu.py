@@ -164,8 +164,16 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     anchor = step.anchor
     op = anchor.op if anchor is not None else step.op
     if op == "Concat":
-        # TensorRT writes the producers into the concatenated buffer (concat elimination)
-        return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
+        # TensorRT writes the producers into the concatenated buffer (concat elimination); inputs that
+        # live in a horizontally fused conv's buffer (passes/fuse.py) are copied in, as a reformat kernel
+        # copies: read + write over the reformat bandwidth, with its floor (cost/copies.py)
+        copied = step.attrs.get("copied_inputs")
+        if not copied:
+            return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
+        cp = plat.copies
+        nbytes = 2 * b * sum(math.prod(t.shape) for t in step.inputs if t.name in copied)
+        return finish(0.0, nbytes / (plat.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency),
+                      gpu.launch_overhead_s, 0, nbytes, cp.reformat_floor_s, concat_copy=True)
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
         return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
     nbytes = (sum(math.prod(t.shape) for t in step.inputs) + sum(math.prod(t.shape) for t in step.outputs)) * b

@@ -93,13 +93,17 @@ def fuse(plan) -> None:
     for s in steps:
         if id(s) not in dead and len(s.members) > 1:
             s.name = " + ".join(s.layers)
-    _fuse_horizontal(plan, steps, dead)
+    _fuse_horizontal(plan, steps, dead, by_input)
     plan.steps = toposort([s for s in steps if id(s) not in dead])
 
 
-def _fuse_horizontal(plan, steps: list[Step], dead: set[int]) -> None:
+def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) -> None:
     """GPU convolutions reading one tensor with equal parameters and epilogues become one step whose
-    output channels add up (attrs["horizontal_k"]); its name joins the parts with " || " as TensorRT does."""
+    output channels add up (attrs["horizontal_k"]); its name joins the parts with " || " as TensorRT does.
+
+    The merged output is one buffer, so a part that feeds a Concat cannot be written into the concatenated
+    buffer in place: the Concat copies it (the profile's "inception_3a/1x1 copy" rows, one per block;
+    attrs["copied_inputs"] on the Concat step, priced by cost/gpu.py)."""
     groups: dict[tuple, list[Step]] = {}
     for s in steps:
         if (id(s) in dead or s.device != "gpu" or s.op != "Conv" or s.conv is None or len(s.inputs) != 1
@@ -120,6 +124,10 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int]) -> None:
             plan.decisions.append(Decision(s.name, "fuse", f"fused into {head.members[0].name}",
                                            "same input and convolution parameters: one wider GPU convolution"))
         head.name = " || ".join(s.name for s in group)
+        for t in head.outputs:
+            for reader in by_input.get(t.name, ()):
+                if reader.op == "Concat" and reader.device == "gpu" and id(reader) not in dead:
+                    reader.attrs.setdefault("copied_inputs", []).append(t.name)
 
 
 def toposort(steps: list[Step]) -> list[Step]:

@@ -4,6 +4,13 @@ TensorRT's engine I/O is FP32 linear unless --inputIOFormats/--outputIOFormats s
 reads and writes its native formats (kDLA_LINEAR, kDLA_HWC4, kCHW16 for FP16, kCHW32 for INT8), so a
 GPU reformat kernel runs at every engine boundary and around every DLA subgraph (reference/dla.md s3.4
 "I/O formats on DLA", "Reformat insertion"; gpu_tensorrt.md s3.1). A matching I/O format removes the copy.
+
+Inside a GPU engine, convolutions read and write their tensor-core format (FP16 hwc8, INT8 chw32), LRN
+only the linear one, and pooling, pointwise and concatenation layers keep the format of their input: a
+reformat runs where a producer's format is not the one its consumer needs (the Xavier GoogLeNet profile,
+validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile: "pool1/norm1 input reformatter",
+"conv2/3x3_reduce input reformatter", "conv2/norm2 input reformatter", then the first inception convs'
+input reformatter after the pool that follows norm2).
 """
 from __future__ import annotations
 
@@ -35,6 +42,10 @@ def parse_io_formats(text: str | None, flag: str) -> list[tuple[str, str]]:
     return out
 
 
+GPU_LINEAR_OPS = frozenset({"LRN"})                        # GPU kernels that read and write linear only
+GPU_FORMAT_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # tensor-core kernels: native format
+
+
 def native_format(device: str, precision: str) -> str:
     if device == "dla":
         return "chw32" if precision == "int8" else "chw16"
@@ -60,6 +71,7 @@ def insert_reformats(plan) -> None:
                   for i, t in enumerate(g.inputs)}
     out: list[Step] = []
     made: dict[tuple, Step] = {}
+    gpu_fmt: dict[str, tuple[str, str]] = {}          # GPU-produced tensor -> the format it is written in
     launched: set[int] = set()
     transitions = 0
 
@@ -84,8 +96,16 @@ def insert_reformats(plan) -> None:
             out.append(Step(name=f"DLA loadable {step.subgraph} launch", kind="overhead", op="Launch",
                             device="dla", precision=step.precision, subgraph=step.subgraph,
                             attrs={"first_layer": step.members[0].name}))
+        op = step.anchor.op if step.kind == "layer" and step.anchor is not None else step.op
+        need = None                       # the format a GPU step needs; None: it takes what it is given
+        if step.device == "gpu":
+            if op in GPU_LINEAR_OPS:
+                need = (step.precision, "linear")
+            elif op in GPU_FORMAT_OPS:
+                need = (step.precision, native_format("gpu", step.precision))
+        seen = None                       # the format of the step's first input as it reads it
         for t in step.inputs:
-            want = (step.precision, native_format(step.device, step.precision))
+            want = need or (step.precision, native_format(step.device, step.precision))
             if t.name in net_inputs:
                 have = net_inputs[t.name]
                 ok = (have[0] == step.precision and
@@ -105,9 +125,20 @@ def insert_reformats(plan) -> None:
                 made.setdefault((t.name, step.device, step.subgraph), step)
                 add_copy("transition", t, (p.precision, native_format(p.device, p.precision)), want, step.device,
                          f"{p.device.upper()} -> {step.device.upper()} hand-over", p.device)
-            elif p.device == "gpu" and p.precision != step.precision:
-                add_copy("reformat", t, (p.precision, native_format("gpu", p.precision)), want, step.device,
-                         f"precision change {p.precision} -> {step.precision}", "gpu")
+            elif p.device == "gpu":
+                have = gpu_fmt.get(t.name) or (p.precision, native_format("gpu", p.precision))
+                if need is None and have[0] == step.precision:
+                    want = have
+                if have != want:
+                    why = (f"precision change {p.precision} -> {step.precision}" if have[0] != want[0] else
+                           f"{op} reads {want[1]}, {p.op} wrote {have[1]}")
+                    add_copy("reformat", t, have, want, step.device, why, "gpu")
+            if seen is None:
+                seen = want
+        if step.device == "gpu":
+            fmt = need or seen or (step.precision, native_format("gpu", step.precision))
+            for t in step.outputs:
+                gpu_fmt[t.name] = (step.precision, fmt[1])
         out.append(step)
     # network outputs back to the requested (default FP32 linear) format
     for i, name in enumerate(g.outputs):
