@@ -141,6 +141,7 @@ class Gpu(_Block):
     sm_count: int = Field(ge=1)
     clock_hz: float = Field(gt=0)
     fma_per_clk_per_sm_fp32: float = Field(gt=0)   # FP32 path TensorRT uses (TF32 tensor cores on Ampere+)
+    cuda_core_fma_per_clk_per_sm: float = Field(gt=0)  # FP32 FFMA on the CUDA cores (SIMT kernels, depthwise)
     fma_per_clk_per_sm_fp16: float = Field(gt=0)
     fma_per_clk_per_sm_int8: float = Field(gt=0)
     sparse_tensor_cores: bool = False              # 2:4 structured sparsity (Ampere and later)
@@ -160,6 +161,11 @@ class Gpu(_Block):
 
     def fma_per_clk_per_sm(self, precision: str) -> float:
         return getattr(self, f"fma_per_clk_per_sm_{precision}")
+
+    @property
+    def tf32(self) -> bool:
+        """FP32 convolutions run on TF32 tensor cores (Ampere and later: a faster FP32 path than the CUDA cores)."""
+        return self.fma_per_clk_per_sm_fp32 > self.cuda_core_fma_per_clk_per_sm
 
     def cta_tiles(self, precision: str) -> list[list[int]]:
         return getattr(self, f"cta_tiles_{precision}")

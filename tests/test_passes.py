@@ -113,6 +113,24 @@ def test_gpu_lrn_reads_linear_so_reformats_surround_it():
     assert copies == ["c1 reformat (fp16:hwc8 -> fp16:linear)", "pool reformat (fp16:linear -> fp16:hwc8)"]
 
 
+def test_fp32_image_conv_on_a_tf32_gpu_runs_simt_in_linear_then_reformats():
+    # A100 FP32 ResNet-18 (trex graph): Conv_0 is a CUDA-core scudnn kernel on linear FP32, MaxPool keeps
+    # linear, then a copy to channel-major for the TF32 convs; Volta (Xavier) has no TF32: no such copy
+    g = dlasim.load("zoo:resnet18")
+    e = dlasim.estimate(g, "a100", device="gpu", precision="fp32", batch=32)
+    conv1 = next(r for r in e.steps if r.name.startswith("conv1"))
+    assert conv1.parts.get("kernel") == "simt"
+    a100 = dlasim.hardware("a100").gpu
+    macs = 32 * 112 * 112 * 64 * 3 * 49
+    assert conv1.compute_ms == pytest.approx(
+        macs / (a100.sm_count * 64 * a100.clock_hz * a100.tensor_efficiency) * 1e3)
+    copies = [r.name for r in e.steps if r.kind == "reformat"]
+    assert copies == ["maxpool reformat (fp32:linear -> fp32:hwc)"]
+    ex = dlasim.estimate(g, XAVIER, device="gpu", precision="fp32")
+    assert not any(r.kind == "reformat" for r in ex.steps)
+    assert "kernel" not in next(r for r in ex.steps if r.name.startswith("conv1")).parts
+
+
 def test_dla_conv_then_pool_runs_fused_in_pdp():
     b = GraphBuilder("t")
     x = b.input("x", (1, 16, 16, 16))

@@ -117,10 +117,16 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     ideal = macs / peak
     if is_depthwise(cs):
         # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): the memory floor
-        compute = macs / (gpu.sm_count * gpu.fma_per_clk_per_sm_fp32 * gpu.clock_hz * (2 if p != "fp32" else 1))
+        compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * (2 if p != "fp32" else 1))
         nbytes = in_bytes + out_bytes + w_elems * b
         return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, kernel_floor(gpu, cs),
                       ideal_s=ideal)
+    if step.attrs.get("simt"):
+        # an FP32 image-input conv on a TF32 GPU: CUDA-core implicit GEMM (passes/place.py), no tensor tiles
+        compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * gpu.tensor_efficiency)
+        nbytes = in_bytes + out_bytes + w_elems * b
+        return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, kernel_floor(gpu, cs),
+                      ideal_s=ideal, kernel="simt")
     cg = padded_channels(cs.c // cs.groups, p)
     m = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
     n, k = cs.k // cs.groups, cg * cs.r * cs.s

@@ -61,8 +61,21 @@ def place(plan) -> None:
         plan.decisions.append(Decision(layer.name, "place", "gpu fallback", step.reason))
 
 
+def _image_conv(step, g) -> bool:
+    """A convolution of <= 4 input channels (an image input)."""
+    x = g.tensors[step.members[0].inputs[0]].shape
+    return len(x) == 4 and x[1] <= 4
+
+
 def assign_precision(plan) -> None:
-    """Per-step precision from the requested one and what each engine supports."""
+    """Per-step precision from the requested one and what each engine supports.
+
+    On a GPU with TF32 tensor cores an FP32 convolution of an image input (<= 4 channels) runs a CUDA-core
+    (SIMT) kernel in the linear format instead: the A100 FP32 ResNet-18 engine's first layer is
+    `ampere_scudnn_128x64_relu_xregs_large_nn_v1` on "Row major linear FP32", every other conv an
+    `..._tf32f32_...nhwckrsc_nhwc...` kernel (validation/data/trex/a100-resnet50/fp32/resnet.onnx.engine.graph.json;
+    gpu_tensorrt.md s5.3: the C=3 input needs a special first-layer kernel). attrs["simt"] marks it.
+    """
     want = plan.precision
     dla = plan.platform.dla
     # read once per build, not per step
@@ -71,6 +84,8 @@ def assign_precision(plan) -> None:
         dla_p = dla.precisions[0]
     dla_fp16_only = frozenset(dla.support.int8_fp16_only_ops) if dla is not None else frozenset()
     gpu_p = "int8" if want == "best" else want
+    tf32 = plan.platform.gpu is not None and plan.platform.gpu.tf32
+    g = plan.graph
     for step in plan.steps:
         if step.device == "dla":
             p = dla_p
@@ -92,5 +107,7 @@ def assign_precision(plan) -> None:
                     step.reason = step.reason or f"{odd} has no INT8 kernel; runs in FP16"
                     step.attrs["precision_unsupported"] = True
         step.precision = p
+        if p == "fp32" and step.device == "gpu" and tf32 and step.op == "Conv" and _image_conv(step, g):
+            step.attrs["simt"] = True
         if step.attrs.get("precision_unsupported"):
             plan.decisions.append(Decision(step.name, "precision", p, step.reason))

@@ -46,10 +46,15 @@ GPU_LINEAR_OPS = frozenset({"LRN"})                        # GPU kernels that re
 GPU_FORMAT_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # tensor-core kernels: native format
 
 
-def native_format(device: str, precision: str) -> str:
+def native_format(device: str, precision: str, tf32: bool = False) -> str:
+    """The format an engine's convolutions read and write: DLA kCHW16/kCHW32 (dla.md s1.4); GPU tensor-core
+    FP16 NHWC8 / INT8 NC/32HW32, FP32 channel-major (NHWC) for TF32 kernels, else linear (gpu_tensorrt.md
+    s4.3 format strings; the A100 trex FP32 engine's "Channel major FP32 format")."""
     if device == "dla":
         return "chw32" if precision == "int8" else "chw16"
-    return {"fp32": "linear", "fp16": "hwc8", "int8": "chw32"}[precision]
+    if precision == "fp32":
+        return "hwc" if tf32 else "linear"
+    return {"fp16": "hwc8", "int8": "chw32"}[precision]
 
 
 def copy_bytes(shape, src: tuple[str, str], dst: tuple[str, str]) -> tuple[int, int]:
@@ -72,6 +77,7 @@ def insert_reformats(plan) -> None:
     out: list[Step] = []
     made: dict[tuple, Step] = {}
     gpu_fmt: dict[str, tuple[str, str]] = {}          # GPU-produced tensor -> the format it is written in
+    tf32 = plan.platform.gpu is not None and plan.platform.gpu.tf32
     launched: set[int] = set()
     transitions = 0
 
@@ -101,8 +107,10 @@ def insert_reformats(plan) -> None:
         if step.device == "gpu":
             if op in GPU_LINEAR_OPS:
                 need = (step.precision, "linear")
+            elif step.attrs.get("simt"):
+                need = (step.precision, "linear")
             elif op in GPU_FORMAT_OPS:
-                need = (step.precision, native_format("gpu", step.precision))
+                need = (step.precision, native_format("gpu", step.precision, tf32))
         seen = None                       # the format of the step's first input as it reads it
         for t in step.inputs:
             want = need or (step.precision, native_format(step.device, step.precision))
@@ -126,7 +134,7 @@ def insert_reformats(plan) -> None:
                 add_copy("transition", t, (p.precision, native_format(p.device, p.precision)), want, step.device,
                          f"{p.device.upper()} -> {step.device.upper()} hand-over", p.device)
             elif p.device == "gpu":
-                have = gpu_fmt.get(t.name) or (p.precision, native_format("gpu", p.precision))
+                have = gpu_fmt.get(t.name) or (p.precision, native_format("gpu", p.precision, tf32))
                 if need is None and have[0] == step.precision:
                     want = have
                 if have != want:
@@ -136,7 +144,7 @@ def insert_reformats(plan) -> None:
             if seen is None:
                 seen = want
         if step.device == "gpu":
-            fmt = need or seen or (step.precision, native_format("gpu", step.precision))
+            fmt = need or seen or (step.precision, native_format("gpu", step.precision, tf32))
             for t in step.outputs:
                 gpu_fmt[t.name] = (step.precision, fmt[1])
         out.append(step)
