@@ -120,6 +120,7 @@ class Dla(_Block):
     subgraph_overhead_s: float = Field(ge=0)    # per DLA loadable launch (submit + sync)
     sparse_int8_conv: bool = False
     sparse_min_channels: int = Field(default=0, ge=0)
+    depthwise_macs_per_cycle: Optional[float] = Field(default=None, gt=0)  # depthwise processor; None: MAC array
     support: DlaSupport
 
     def macs_per_cycle(self, precision: str) -> int:

@@ -91,6 +91,17 @@ def test_dla_weight_stream_stalls_when_cbuf_cannot_double_buffer_a_kernel_group(
     assert (r1, s1) == (0, 0) and t1 == 32 * 196 * 1056 + 256 * 528 * 2 + y
 
 
+def test_orin_depthwise_runs_on_its_depthwise_processor_xavier_on_the_mac_array():
+    cs = ConvShape(1, 256, 28, 28, 256, 28, 28, 3, 3, groups=256)
+    orin = hardware("orin-agx").dla
+    cycles, ideal = conv_cycles(cs, orin, "int8", False)
+    assert cycles == pytest.approx(cs.macs / orin.depthwise_macs_per_cycle)
+    # Xavier: one channel per group on the 64 x 32 INT8 atom: the cheaper of 256 one-atom blocks and the
+    # dense 4 x 8 blocks, each 9 x 784 cycles
+    cycles_x, _ = conv_cycles(cs, DLA, "int8", False)
+    assert cycles_x == min(256, 4 * 8) * 9 * 784
+
+
 def test_dla_fc_batch_reads_its_weights_once():
     # 4096 -> 4096 FC, batch 32, FP16: 32 MB of weights never fit, but multi-batch mode runs the 32 vectors
     # (256 KB) together inside each stripe (dla.md s1.2), so the weights stream once, not once per image

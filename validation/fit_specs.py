@@ -28,7 +28,8 @@ cannot determine are reported and kept at their prior values):
 - a100 GPU: trex A100 ResNet-18 FP16 engine, per row, corrected to the 0.862 ms GPU compute median
   (dlasim zoo:resnet18 at batch 32) -> gpu.tensor_efficiency, gpu.kernel_floor_s, gpu.memory_kernel_floor_s,
   gpu.memory_efficiency; then FP32 and INT8 engines predicted without refitting.
-- orin-agx DLA: the one Orin GoogLeNet log (ForeignNode 1.032 ms, ...) -> one DLA parameter.
+- orin-agx DLA: the one Orin GoogLeNet log (ForeignNode 1.032 ms, ...) -> one DLA parameter; the DLA-SW
+  SSD-MobileNetV1 throughput -> dla.depthwise_macs_per_cycle (Orin's depthwise processor; also orin-nx-16gb).
 - orin-agx, orin-nx-16gb GPU: no per-layer GPU data; the Xavier-fitted gpu.memory_kernel_floor_s, said so.
 - a40: no data; the H200-fitted sparse parameters and the A100-fitted efficiencies and floors, said so.
 - leave-one-out: Xavier GPU fitted on mark_at_-1 predicts the other googlenet_gpu_mark_at_* totals;
@@ -604,6 +605,24 @@ def main(argv=None) -> int:
             "1.032 ms + prob 0.0186 ms, AGX Orin JP 5.1.1 TRT 8.5.2, FP16)",
             "; the one DLA parameter this single number can determine (dla.mac_efficiency_fp16 = 1.0 still "
             "predicts too slow); every other Orin DLA value stays a first estimate"))
+
+    # ---------------- Orin depthwise processor: the DLA-SW SSD-MobileNetV1 number (13 depthwise convs, the
+    # only Orin measurement with any) sets its rate; fitted after the GoogLeNet parameter, which it leaves alone
+    o1 = C.apply(o0, C.fitted_values(res_o)) if res_o is not None else o0
+    ssd_case = "orin_dlasw_ssd_mobilenet_v1_bs2"
+    ssd_ms = 2 * 2 / 2664 * 1e3      # 2 DLAs x batch 2 / 2664 img/s (validation/cases.csv, public_measurements.csv)
+    ssd_plan = dlasim.build("zoo:ssd_mobilenet_v1", o1, device="dla", precision="int8", batch=2,
+                            input_formats="int8:dla_hwc4", output_formats="int8:chw32")
+    ssd_src = (f"validation/cases.csv {ssd_case} (NVIDIA/Deep-Learning-Accelerator-SW README: 2664 img/s on "
+               f"2 DLAs, batch 2, INT8, MAXN = {ssd_ms:.4f} ms per engine run)")
+    res_dw = C.fit([C.total_observation(ssd_plan, ssd_ms, "ssd_mobilenet_v1 DLA int8 bs2", ssd_src)], o1,
+                   ["dla.depthwise_macs_per_cycle"])
+    print_fit("orin-agx DLA depthwise processor (SSD-MobileNetV1, one number -> one parameter)", res_dw, a.verbose)
+    if res_dw["parameters"]["dla.depthwise_macs_per_cycle"]["constrained"]:
+        dw_src = sources_for(res_dw, ssd_src, "; the case is in-sample from then on")
+        queue("orin-agx", C.fitted_values(res_dw), dw_src)
+        queue("orin-nx-16gb", C.fitted_values(res_dw), {k: "as orin-agx (same DLA 2.0): " + v
+                                                         for k, v in dw_src.items()})
 
     # ---------------- A40: no data of its own
     a40 = {}

@@ -4,7 +4,9 @@ Sources (reference/dla.md):
 - s1.2: one atomic op per cycle = 1x1x`atomic_c` input channels against `atomic_k` kernels (32 INT8 /
   16 FP16 on v1), so cycles = ceil(C/atomic_c) * ceil(K/atomic_k) * N*P*Q * R*S; a stripe of output pixels
   shares one weight load and a weight load takes 16 cycles, so fewer than 16 pixels per stripe (FC at
-  batch 1) caps efficiency at 6.25%; image-input mode keeps the first layer near 50%.
+  batch 1) caps efficiency at 6.25%; image-input mode keeps the first layer near 50%; a depthwise conv runs
+  on the MAC array (one channel per group: mostly padding) unless the DLA has a depthwise processor (Orin,
+  s6.1), which runs it at `depthwise_macs_per_cycle`.
 - s1.3 / s0.1 fact 9: SDP 16 elem/cycle (bias, BN, ReLU, eltwise), 4 elem/cycle through the LUT (sigmoid,
   tanh); CACC -> SDP 16 elem/cycle; PDP 8 and CDP 8 elem/cycle.
 - s1.5: DRAM traffic per the NVDLA performance spreadsheet, per image: input + weights + output when both
@@ -43,6 +45,10 @@ def _fmap_bytes(shape, bpe: int) -> int:
     return _atom_bytes(math.prod(shape) // shape[1], shape[1], bpe)
 
 
+def on_depthwise_processor(cs: ConvShape, dla: Dla) -> bool:
+    return bool(dla.depthwise_macs_per_cycle) and cs.groups > 1 and cs.groups == cs.c and not cs.transposed
+
+
 def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool) -> tuple[float, float]:
     """(MAC-array cycles, ideal cycles) of a convolution on the DLA (dla.md s1.2)."""
     ac, ak = dla.mac_atomic_c, dla.atomic_k(precision)
@@ -50,6 +56,9 @@ def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool) -> t
     ideal = cs.macs / peak
     if first_layer and cs.c <= 4 and not cs.transposed:
         return ideal / dla.image_mode_utilization, ideal
+    if on_depthwise_processor(cs, dla):
+        # Orin's depthwise processor (s6.1 block list), at its own rate, no MAC atoms
+        return cs.macs / dla.depthwise_macs_per_cycle, ideal
     pix = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
     stripe_max = 2 * dla.stripe_atomic_ops
     per_block = max(pix, math.ceil(pix / stripe_max) * dla.weight_reload_cycles)
@@ -122,7 +131,8 @@ def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
         eff = dla.mac_eff(p)
         stall_s = stalled / bw
         compute = cycles / (hz * eff) + stall_s
-        pad_s = max(mac_cycles - ideal, 0) / (hz * eff)
+        # cycles above the ideal are channel padding on the MAC array; on the depthwise processor, its rate
+        pad_s = 0.0 if on_depthwise_processor(cs, dla) else max(mac_cycles - ideal, 0) / (hz * eff)
         return finish(compute, traffic / bw, dla.layer_overhead_s, cs.macs, traffic,
                       ideal_s=ideal / hz, padding_s=pad_s if mac_cycles >= sdp_cycles else 0.0,
                       refetch_bytes=refetch, refetch_s=refetch / bw, weight_stall_s=stall_s,
