@@ -300,16 +300,22 @@ def advise_io_formats(cfg: Config, est: Estimate, found: Findings) -> list[Chang
 
 
 def advise_gpu(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
-    """A tiny network on the DLA is dominated by launch and copies; the GPU may be faster (seed 003)."""
+    """A tiny network on the DLA is dominated by launch and copies (seed 003), and a DLA split into islands
+    by fallback pays hand-overs (seed 002): the GPU alone may be faster."""
     if est.device != "dla" or cfg.hw.gpu is None:
         return []
     kinds = est.by_kind()
     fixed = sum(kinds.get(k, 0.0) for k in FIXED_KINDS)
-    if fixed < max(found.ideal_ms, 0.5 * est.total_ms):
+    if fixed >= max(found.ideal_ms, 0.5 * est.total_ms):
+        text = (f"the network is tiny ({si(est.macs)} MACs, {found.ideal_ms:.3f} ms at the DLA's peak) and DLA "
+                f"launch and copies take {fixed:.3f} ms of {est.total_ms:.3f} ms: run it on the GPU")
+    elif {"fallback", "transition"} & set(found.codes[:3]) and est.fallback:
+        text = (f"{len(est.fallback)} layers fall back, splitting the DLA work into {est.dla_subgraphs} loadables "
+                f"with {est.transitions} GPU<->DLA hand-overs ({kinds.get('transition', 0.0):.3f} ms): run the "
+                f"whole network on the GPU if it has the time to spare")
+    else:
         return []
-    return [Change("run_on_gpu", f"the network is tiny ({si(est.macs)} MACs, {found.ideal_ms:.3f} ms at the DLA's "
-                   f"peak) and DLA launch and copies take {fixed:.3f} ms of {est.total_ms:.3f} ms: run it on the GPU",
-                   opts={"device": "gpu"})]
+    return [Change("run_on_gpu", text, opts={"device": "gpu"})]
 
 
 def _fallback_layers(est: Estimate, g: Graph, op_types: set[str]) -> list[Layer]:

@@ -148,6 +148,10 @@ def test_seed002_yolov4_fallback_and_relu_fix():
     assert relu.transitions < r.estimate.transitions and relu.total_ms < r.total_ms
     assert mish["predicted_ms"] == pytest.approx(relu.total_ms, rel=0.05)
     assert total_ms(r) == pytest.approx(r.total_ms - r.ideal_ms, abs=1e-6)
+    # the islands cost hand-overs: the all-GPU engine is offered, re-estimated, with the hand-over count
+    gpu = next(a for a in r.advice if a["change"] == "run_on_gpu")
+    alone = dlasim.estimate("zoo:yolov4", "xavier-agx", device="gpu", precision="fp16")
+    assert gpu["predicted_ms"] == pytest.approx(alone.total_ms) and "35 GPU<->DLA hand-overs" in gpu["text"]
 
 
 @pytest.mark.parametrize("act", ["mish", "mish_decomposed"])
