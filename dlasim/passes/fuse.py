@@ -40,6 +40,14 @@ def fuse(plan) -> None:
     fusable = {"dla": fusable_on("dla", frozenset(dla.support.fusable_post_ops if dla else ())),
                "gpu": fusable_on("gpu", frozenset(gpu.fusable_post_ops if gpu else ()) | POINTWISE)}
 
+    def absorb(head: Step, s: Step, into: str, after: str) -> None:
+        dead.add(id(s))
+        head.members.extend(s.members)
+        if s.attrs.get("precision_unsupported"):
+            head.attrs["precision_unsupported"] = True
+            head.reason = head.reason or s.reason
+        plan.decisions.append(Decision(s.name, "fuse", into, s.op + after))
+
     for head in steps:
         if id(head) in dead or len(head.outputs) != 1:
             continue
@@ -56,21 +64,21 @@ def fuse(plan) -> None:
                 break
             readers = by_input.get(out.name, ())
             if len(readers) == 1 and len(readers[0].inputs) == 1 and len(readers[0].outputs) == 1:
-                region = [readers[0]] if ok(readers[0]) else None     # a plain chain link: the common case
-            else:
-                region = _closed_region(out.name, by_input, ok)
+                link = readers[0]          # a plain chain link (BN, activation): the common case
+                if not ok(link):
+                    break
+                absorb(head, link, into, after)
+                head.outputs = list(link.outputs)
+                head.attrs.setdefault("residual", False)
+                continue
+            region = _closed_region(out.name, by_input, ok)
             if region is None:
                 break
             for s in region:
-                dead.add(id(s))
-                head.members.extend(s.members)
-                if s.attrs.get("precision_unsupported"):
-                    head.attrs["precision_unsupported"] = True
-                    head.reason = head.reason or s.reason
-                plan.decisions.append(Decision(s.name, "fuse", into, s.op + after))
+                absorb(head, s, into, after)
             sink = region[-1]
             if len(region) == 1 and len(sink.inputs) == 1:
-                extra = []            # a chain link reads only `out`: nothing new comes in
+                extra = []            # one step reading only `out`: nothing new comes in
             else:
                 inside = {t.name for s in region for t in s.outputs} | {out.name}
                 extra = [t for s in region for t in s.inputs if t.name not in inside]
