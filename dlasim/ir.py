@@ -332,9 +332,14 @@ class GraphBuilder:
     def op(self, op_type: str, inputs: list[str], attrs: dict | None = None, name: str | None = None,
            n_outputs: int = 1) -> str | list[str]:
         """Add any layer; returns its output tensor name (a list when n_outputs > 1)."""
+        return self._add(op_type, list(inputs), dict(attrs or {}), name, n_outputs)
+
+    def _add(self, op_type: str, inputs: list[str], attrs: dict, name: str | None = None,
+             n_outputs: int = 1) -> str | list[str]:
+        """op() without copying `inputs` and `attrs`: the layer keeps them (the helpers below make new ones)."""
         name = self._unique(name or op_type.lower())
         outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
-        layer = Layer(name, op_type, list(inputs), list(outs), dict(attrs or {}))
+        layer = Layer(name, op_type, inputs, list(outs), attrs)
         shapes = [self._tensors[t].shape for t in inputs if t]
         try:
             out_shapes = ops.infer(layer, shapes)
@@ -342,7 +347,7 @@ class GraphBuilder:
             layer.flags += ["unknown_op", "shape_assumed"]
             out_shapes = [shapes[0]] * n_outputs
         for t, s in zip(outs, out_shapes):
-            if any(d <= 0 for d in s):
+            if s and min(s) <= 0:       # some dimension d <= 0
                 raise ModelError(f"{self.name}: layer {name!r} ({op_type}) gives an empty output shape {tuple(s)}")
             self._tensors[t] = Tensor(t, tuple(s))
         self._layers.append(layer)
@@ -361,14 +366,14 @@ class GraphBuilder:
         name = name or "conv"
         w = self.const(f"{name}.weight", (out_channels, c // groups, k[0], k[1]))
         ins = [x, w] + ([self.const(f"{name}.bias", (out_channels,))] if bias else [])
-        return self.op("Conv", ins, {"kernel_shape": k, "strides": s, "pads": p, "dilations": d,
+        return self._add("Conv", ins, {"kernel_shape": k, "strides": s, "pads": p, "dilations": d,
                                      "group": groups}, name)
 
     def deconv(self, x: str, out_channels: int, kernel=2, stride=2, pad=0, name: str | None = None) -> str:
         k, s, p = _as_pair(kernel), _as_pair(stride), _as_pair(pad)
         name = name or "deconv"
         w = self.const(f"{name}.weight", (self.shape(x)[1], out_channels, k[0], k[1]))
-        return self.op("ConvTranspose", [x, w], {"kernel_shape": k, "strides": s, "pads": p * 2}, name)
+        return self._add("ConvTranspose", [x, w], {"kernel_shape": k, "strides": s, "pads": p * 2}, name)
 
     def fc(self, x: str, out_features: int, bias: bool = True, name: str | None = None) -> str:
         """Fully connected (Gemm with constant weights); a 4-D input is flattened."""
@@ -377,32 +382,32 @@ class GraphBuilder:
         name = name or "fc"
         w = self.const(f"{name}.weight", (out_features, k))
         ins = [x, w] + ([self.const(f"{name}.bias", (out_features,))] if bias else [])
-        return self.op("Gemm", ins, {"transB": 1}, name)
+        return self._add("Gemm", ins, {"transB": 1}, name)
 
     def matmul(self, a: str, b: str, name: str | None = None) -> str:
-        return self.op("MatMul", [a, b], {}, name)
+        return self._add("MatMul", [a, b], {}, name)
 
     # normalisation and activations ------------------------------------------------------------------
     def bn(self, x: str, name: str | None = None) -> str:
         c = self.shape(x)[1]
         name = name or "bn"
         params = [self.const(f"{name}.{p}", (c,)) for p in ("scale", "bias", "mean", "var")]
-        return self.op("BatchNormalization", [x] + params, {"epsilon": 1e-5}, name)
+        return self._add("BatchNormalization", [x] + params, {"epsilon": 1e-5}, name)
 
     def relu(self, x: str, name: str | None = None) -> str:
-        return self.op("Relu", [x], {}, name)
+        return self._add("Relu", [x], {}, name)
 
     def leaky_relu(self, x: str, alpha: float = 0.1, name: str | None = None) -> str:
-        return self.op("LeakyRelu", [x], {"alpha": alpha}, name)
+        return self._add("LeakyRelu", [x], {"alpha": alpha}, name)
 
     def relu6(self, x: str, name: str | None = None) -> str:
-        return self.op("Clip", [x], {"min": 0.0, "max": 6.0}, name)
+        return self._add("Clip", [x], {"min": 0.0, "max": 6.0}, name)
 
     def sigmoid(self, x: str, name: str | None = None) -> str:
-        return self.op("Sigmoid", [x], {}, name)
+        return self._add("Sigmoid", [x], {}, name)
 
     def mish(self, x: str, name: str | None = None) -> str:
-        return self.op("Mish", [x], {}, name)
+        return self._add("Mish", [x], {}, name)
 
     def silu(self, x: str, name: str | None = None) -> str:
         """SiLU as exporters write it: Sigmoid then Mul."""
@@ -410,14 +415,14 @@ class GraphBuilder:
         return self.mul(x, self.sigmoid(x, name=f"{base}.sigmoid"), name=f"{base}.mul")
 
     def softmax(self, x: str, axis: int = 1, name: str | None = None) -> str:
-        return self.op("Softmax", [x], {"axis": axis}, name)
+        return self._add("Softmax", [x], {"axis": axis}, name)
 
     # elementwise, pooling, shape ------------------------------------------------------------------
     def add(self, a: str, b: str, name: str | None = None) -> str:
-        return self.op("Add", [a, b], {}, name)
+        return self._add("Add", [a, b], {}, name)
 
     def mul(self, a: str, b: str, name: str | None = None) -> str:
-        return self.op("Mul", [a, b], {}, name)
+        return self._add("Mul", [a, b], {}, name)
 
     def concat(self, xs: list[str], axis: int = 1, name: str | None = None) -> str:
         return self.op("Concat", xs, {"axis": axis}, name)
@@ -426,30 +431,30 @@ class GraphBuilder:
         k = _as_pair(kernel)
         s = _as_pair(stride if stride is not None else kernel)
         p = _as_pair(pad)
-        return self.op("MaxPool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2, "ceil_mode": int(ceil)},
+        return self._add("MaxPool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2, "ceil_mode": int(ceil)},
                        name)
 
     def avgpool(self, x: str, kernel=2, stride=None, pad=0, ceil: bool = False, name: str | None = None) -> str:
         k = _as_pair(kernel)
         s = _as_pair(stride if stride is not None else kernel)
         p = _as_pair(pad)
-        return self.op("AveragePool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2,
+        return self._add("AveragePool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2,
                                             "ceil_mode": int(ceil)}, name)
 
     def global_avgpool(self, x: str, name: str | None = None) -> str:
-        return self.op("GlobalAveragePool", [x], {}, name)
+        return self._add("GlobalAveragePool", [x], {}, name)
 
     def resize(self, x: str, scale: int = 2, mode: str = "nearest", name: str | None = None) -> str:
-        return self.op("Resize", [x], {"scales": [1.0, 1.0, float(scale), float(scale)], "mode": mode}, name)
+        return self._add("Resize", [x], {"scales": [1.0, 1.0, float(scale), float(scale)], "mode": mode}, name)
 
     def flatten(self, x: str, name: str | None = None) -> str:
-        return self.op("Flatten", [x], {"axis": 1}, name)
+        return self._add("Flatten", [x], {"axis": 1}, name)
 
     def reshape(self, x: str, shape: list[int], name: str | None = None) -> str:
-        return self.op("Reshape", [x], {"shape": list(shape)}, name)
+        return self._add("Reshape", [x], {"shape": list(shape)}, name)
 
     def split(self, x: str, sizes: list[int], axis: int = 1, name: str | None = None) -> list[str]:
-        return self.op("Split", [x], {"axis": axis, "split": list(sizes)}, name, n_outputs=len(sizes))
+        return self._add("Split", [x], {"axis": axis, "split": list(sizes)}, name, n_outputs=len(sizes))
 
     def build(self, outputs: list[str] | None = None) -> Graph:
         if outputs is None:

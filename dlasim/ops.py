@@ -29,11 +29,11 @@ SAME_SHAPE = ACTIVATIONS | NORMS | frozenset({"Identity", "Dropout", "Softmax", 
 
 
 def _pair(v, default: int) -> tuple[int, int]:
-    if v is None:
-        return (default, default)
-    if isinstance(v, int):
-        return (v, v)
-    if not isinstance(v, (list, tuple)):
+    if not isinstance(v, (list, tuple)):       # lists first: what importers and the builder write
+        if v is None:
+            return (default, default)
+        if isinstance(v, int):
+            return (v, v)
         v = list(v)
     return (int(v[0]), int(v[-1])) if len(v) else (default, default)
 
@@ -43,9 +43,9 @@ def conv_params(attrs: dict) -> tuple[tuple[int, int], tuple[int, int], tuple[in
     k = _pair(attrs.get("kernel_shape"), 1)
     s = _pair(attrs.get("strides"), 1)
     d = _pair(attrs.get("dilations"), 1)
-    p = attrs.get("pads") or [0, 0, 0, 0]
+    p = attrs.get("pads") or (0, 0, 0, 0)
     if len(p) == 2:
-        p = [p[0], p[1], p[0], p[1]]
+        p = (p[0], p[1], p[0], p[1])
     return k, s, (int(p[0]), int(p[1]), int(p[2]), int(p[3])), d
 
 

@@ -7,6 +7,7 @@ causes (ideal time, channel padding, CBUF refetch, tile/wave quantization, spars
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..plan import Plan, Step
@@ -37,6 +38,14 @@ def finish(compute_s: float, memory_s: float, overhead_s: float, macs: int = 0, 
     if overhead_s > body:
         bound = "overhead"
     return StepCost(compute_s, memory_s, overhead_s, total, bound, int(macs), int(nbytes), parts)
+
+
+def elems(tensors) -> int:
+    """Elements of all `tensors` together (a loop: cheaper than sum() over a generator for one or two)."""
+    total = 0
+    for t in tensors:
+        total += math.prod(t.shape)
+    return total
 
 
 def cost_step(step: Step, plan: Plan) -> StepCost:

@@ -22,7 +22,7 @@ import math
 from ..hardware import Dla, Platform
 from ..ir import Graph
 from ..plan import Step
-from . import StepCost, finish
+from . import StepCost, elems, finish
 from .geometry import ConvShape, step_conv_shape
 
 LUT_OPS = frozenset({"Sigmoid", "Tanh"})
@@ -43,6 +43,14 @@ def _fmap_bytes(shape, bpe: int) -> int:
     if len(shape) < 2:
         return math.prod(shape) * bpe
     return _atom_bytes(math.prod(shape) // shape[1], shape[1], bpe)
+
+
+def _fmaps_bytes(tensors, bpe: int) -> int:
+    """_fmap_bytes summed over tensors (a loop: cheaper than sum() over a generator for one or two)."""
+    total = 0
+    for t in tensors:
+        total += _fmap_bytes(t.shape, bpe)
+    return total
 
 
 def on_depthwise_processor(cs: ConvShape, dla: Dla) -> bool:
@@ -115,18 +123,18 @@ def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
     bpe = _bpe(p)
     hz = dla.clock_hz
     bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
-    out_bytes = sum(_fmap_bytes(t.shape, bpe) for t in step.outputs)
+    out_bytes = _fmaps_bytes(step.outputs, bpe)
     cs = step_conv_shape(step, g)
     if cs is not None:
         first = step.inputs and step.inputs[0].name in g.inputs
         mac_cycles, ideal = conv_cycles(cs, dla, p, bool(first))
         conv_out = cs.n * cs.k * cs.p * cs.q
-        uses_lut = any(l.op in LUT_OPS for l in step.members)
+        uses_lut = not LUT_OPS.isdisjoint([l.op for l in step.members])
         sdp_rate = dla.sdp_eltwise_elems_per_cycle if uses_lut else dla.sdp_elems_per_cycle
         sdp_cycles = conv_out / sdp_rate
         pdp_cycles = conv_out / dla.pdp_elems_per_cycle if step.attrs.get("fused_pool") else 0.0
         cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
-        residual = sum(_fmap_bytes(t.shape, bpe) for t in step.inputs[1:])
+        residual = _fmaps_bytes(step.inputs[1:], bpe)
         traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual)
         eff = dla.mac_eff(p)
         stall_s = stalled / bw
@@ -138,8 +146,8 @@ def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
                       refetch_bytes=refetch, refetch_s=refetch / bw, weight_stall_s=stall_s,
                       output_bound=sdp_cycles > mac_cycles or pdp_cycles > mac_cycles)
     # standalone SDP / PDP / CDP / shuffle layers (dla.md s1.3, s6.1: bandwidth-bound at their rates)
-    in_bytes = sum(_fmap_bytes(t.shape, bpe) for t in step.inputs)
-    elems = sum(math.prod(t.shape) for t in step.inputs)
+    in_bytes = _fmaps_bytes(step.inputs, bpe)
+    n_in = elems(step.inputs)
     anchor = step.anchor
     op = anchor.op if anchor is not None else step.op
     if op == "Concat":
@@ -158,7 +166,7 @@ def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
     else:
         rate = dla.sdp_elems_per_cycle
     nbytes = in_bytes + out_bytes
-    return finish(elems / rate / hz, nbytes / bw, dla.layer_overhead_s, 0, nbytes)
+    return finish(n_in / rate / hz, nbytes / bw, dla.layer_overhead_s, 0, nbytes)
 
 
 def launch_cost(step: Step, plat: Platform) -> StepCost:

@@ -23,7 +23,7 @@ import math
 from ..hardware import Gpu, Platform
 from ..ir import Graph
 from ..plan import Step
-from . import StepCost, finish
+from . import StepCost, elems, finish
 from .geometry import ConvShape, step_conv_shape
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
@@ -109,8 +109,8 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     p = step.precision
     bw = plat.memory.dram_bandwidth_bytes_per_s * gpu.memory_efficiency
     b = BYTES[p]
-    in_bytes = sum(math.prod(t.shape) for t in step.inputs) * b
-    out_bytes = sum(math.prod(t.shape) for t in step.outputs) * b
+    in_bytes = elems(step.inputs) * b
+    out_bytes = elems(step.outputs) * b
     w_elems = cs.k * (cs.c // cs.groups) * cs.r * cs.s
     macs = cs.macs
     peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
@@ -153,7 +153,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
                 parts.update(sparse="used", **{f"sparse_{k_}": v for k_, v in sinfo.items()})
             else:
                 parts.update(sparse="too_small", sparse_reason="the dense kernel is as fast or faster")
-    residual = sum(math.prod(t.shape) for t in step.inputs[1:]) * b
+    residual = elems(step.inputs[1:]) * b
     nbytes = in_bytes + out_bytes + w_bytes
     return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, kernel_floor(gpu, cs),
                   residual_bytes=residual, **parts)
@@ -182,7 +182,7 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
                       gpu.launch_overhead_s, 0, nbytes, cp.reformat_floor_s, concat_copy=True)
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
         return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
-    nbytes = (sum(math.prod(t.shape) for t in step.inputs) + sum(math.prod(t.shape) for t in step.outputs)) * b
+    nbytes = (elems(step.inputs) + elems(step.outputs)) * b
     flags = {}
     if any("unknown_op" in l.flags for l in step.members):
         # an op dlasim does not know: priced as two passes over its data (conservative) and flagged

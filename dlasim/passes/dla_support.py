@@ -51,11 +51,13 @@ def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
         return False, f"{op} is not supported on DLA {dla.version}"
     tensors = g.tensors
     dim_max = rules.tensor_dim_max
-    shapes = [tensors[t].shape for t in layer.outputs]       # outputs, then g.data_inputs(layer)
+    shapes = []                                              # outputs, then g.data_inputs(layer)
+    for t in layer.outputs:
+        shapes.append(tensors[t].shape)
     out0 = shapes[0] if shapes else None
     for t in layer.inputs:
-        if t and not tensors[t].const:
-            shapes.append(tensors[t].shape)
+        if t and not (x := tensors[t]).const:
+            shapes.append(x.shape)
     for s in shapes:
         # dimensions past the batch; max(s) first because it is cheaper and rarely over the limit
         if len(s) > 1 and max(s) > dim_max and max(s[1:]) > dim_max:

@@ -11,13 +11,13 @@ from ..plan import Decision, Step
 
 FOLDABLE = frozenset({"Dropout", "Identity", "Constant"})
 RESHAPES = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})   # folded when the shape is unchanged
+NO_OPS = FOLDABLE | RESHAPES                                          # the ops the pass may remove
 CONV_OPS = frozenset({"Conv", "ConvTranspose"})                       # attributes parsed once, kept on the step
 
 
 def fold(plan) -> None:
     g = plan.graph
     tensors = g.tensors
-    decisions = plan.decisions
     alias = plan.alias
     resolve = plan.resolve
 
@@ -25,23 +25,30 @@ def fold(plan) -> None:
     consts: set[str] = set()
     for layer in g.layers:
         op = layer.op
-        data = [t for t in layer.inputs if t and not tensors[t].const]
+        data = [x for t in layer.inputs if t and not (x := tensors[t]).const]     # activations read
         if consts:
-            data = [t for t in data if t not in consts]
-        if op in FOLDABLE and not data:
-            decisions.append(Decision(layer.name, "fold", "removed", "constant"))
-            consts.update(layer.outputs)
+            data = [x for x in data if x.name not in consts]
+        if op in NO_OPS and _folded(layer, op, data, plan, consts):
             continue
-        if len(data) == 1 and (op in FOLDABLE or (
-                op in RESHAPES and len(layer.outputs) == 1
-                and tensors[data[0]].shape == tensors[layer.outputs[0]].shape)):
-            for t in layer.outputs:
-                alias[t] = resolve(data[0])
-            decisions.append(Decision(layer.name, "fold", "removed", f"{op} is a no-op at inference"))
-            continue
-        inputs = [tensors[resolve(t)] for t in data] if alias else [tensors[t] for t in data]  # no alias: as is
+        inputs = [tensors[resolve(x.name)] for x in data] if alias else data
         step = Step(layer.name, "layer", op, "gpu", "fp16", [layer], inputs, [tensors[t] for t in layer.outputs])
         if op in CONV_OPS:
             step.conv = conv_params(layer.attrs)
         steps.append(step)
     plan.steps = steps
+
+
+def _folded(layer, op: str, data: list, plan, consts: set[str]) -> bool:
+    """Remove a no-op layer (recording why): a constant-only one, or one that passes its input through."""
+    if op in FOLDABLE and not data:
+        plan.decisions.append(Decision(layer.name, "fold", "removed", "constant"))
+        consts.update(layer.outputs)
+        return True
+    tensors = plan.graph.tensors
+    if len(data) == 1 and (op in FOLDABLE or (
+            op in RESHAPES and len(layer.outputs) == 1 and data[0].shape == tensors[layer.outputs[0]].shape)):
+        for t in layer.outputs:
+            plan.alias[t] = plan.resolve(data[0].name)
+        plan.decisions.append(Decision(layer.name, "fold", "removed", f"{op} is a no-op at inference"))
+        return True
+    return False

@@ -17,6 +17,7 @@ POINTWISE = frozenset({"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", 
                        "HardSigmoid", "HardSwish", "Gelu", "Exp", "Abs", "Add", "Sub", "Mul", "Div", "Max",
                        "Min", "Sum", "BatchNormalization", "Scale", "Neg", "Sqrt", "Pow", "Swish"})
 POOL_OPS = frozenset({"MaxPool", "AveragePool"})
+JOIN_OPS = frozenset({"Add", "Sum", "Mul"})   # the ops through which a region may take one operand from outside
 MAX_REGION = 4  # pointwise layers absorbed per fusion attempt
 
 
@@ -39,6 +40,14 @@ def fuse(plan) -> None:
     fusable = {"dla": fusable_on("dla", frozenset(dla.support.fusable_post_ops if dla else ())),
                "gpu": fusable_on("gpu", frozenset(gpu.fusable_post_ops if gpu else ()) | POINTWISE)}
 
+    def absorb(head: Step, s: Step, into: str, after: str) -> None:
+        dead.add(id(s))
+        head.members.extend(s.members)
+        if s.attrs.get("precision_unsupported"):
+            head.attrs["precision_unsupported"] = True
+            head.reason = head.reason or s.reason
+        plan.decisions.append(Decision(s.name, "fuse", into, s.op + after))
+
     for head in steps:
         if id(head) in dead or len(head.outputs) != 1:
             continue
@@ -55,21 +64,21 @@ def fuse(plan) -> None:
                 break
             readers = by_input.get(out.name, ())
             if len(readers) == 1 and len(readers[0].inputs) == 1 and len(readers[0].outputs) == 1:
-                region = [readers[0]] if ok(readers[0]) else None     # a plain chain link: the common case
-            else:
-                region = _closed_region(out.name, by_input, ok)
+                link = readers[0]          # a plain chain link (BN, activation): the common case
+                if not ok(link):
+                    break
+                absorb(head, link, into, after)
+                head.outputs = list(link.outputs)
+                head.attrs.setdefault("residual", False)
+                continue
+            region = _closed_region(out.name, by_input, ok)
             if region is None:
                 break
             for s in region:
-                dead.add(id(s))
-                head.members.extend(s.members)
-                if s.attrs.get("precision_unsupported"):
-                    head.attrs["precision_unsupported"] = True
-                    head.reason = head.reason or s.reason
-                plan.decisions.append(Decision(s.name, "fuse", into, s.op + after))
+                absorb(head, s, into, after)
             sink = region[-1]
             if len(region) == 1 and len(sink.inputs) == 1:
-                extra = []            # a chain link reads only `out`: nothing new comes in
+                extra = []            # one step reading only `out`: nothing new comes in
             else:
                 inside = {t.name for s in region for t in s.outputs} | {out.name}
                 extra = [t for s in region for t in s.inputs if t.name not in inside]
@@ -90,9 +99,8 @@ def fuse(plan) -> None:
                 head.attrs["fused_pool"] = pool.members[0]
                 plan.decisions.append(Decision(pool.name, "fuse", into,
                                               "pooling runs in the PDP on the fly after the conv"))
-    for s in steps:
-        if id(s) not in dead and len(s.members) > 1:
-            s.name = " + ".join(s.layers)
+        if len(head.members) > 1:
+            head.name = " + ".join(head.layers)
     _fuse_horizontal(plan, steps, dead, by_input)
     plan.steps = toposort([s for s in steps if id(s) not in dead])
 
@@ -106,7 +114,7 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) ->
     attrs["copied_inputs"] on the Concat step, priced by cost/gpu.py)."""
     groups: dict[tuple, list[Step]] = {}
     for s in steps:
-        if (id(s) in dead or s.device != "gpu" or s.op != "Conv" or s.conv is None or len(s.inputs) != 1
+        if (s.op != "Conv" or s.device != "gpu" or id(s) in dead or s.conv is None or len(s.inputs) != 1
                 or int(s.members[0].attrs.get("group", 1)) != 1 or s.attrs.get("fused_pool")):
             continue
         key = (s.inputs[0].name, s.conv, s.precision, tuple(l.op for l in s.members))
@@ -161,15 +169,15 @@ def _closed_region(tensor: str, by_input: dict, ok) -> list[Step] | None:
     region = list(by_input.get(tensor, []))
     if not region or not all(ok(s) for s in region):
         return None
-    if len(region) == 1 and len(region[0].inputs) == 1 and len(region[0].outputs) == 1:
-        return region          # a plain chain link (BN, activation): the common case
+    if len(region) == 1 and len(region[0].outputs) == 1:
+        return region if _joins_alone(region[0], tensor) else None   # a chain link or a residual Add
     while len(region) <= MAX_REGION:
         produced = {o.name for s in region for o in s.outputs} | {tensor}
         open_outs = [o.name for s in region for o in s.outputs
                      if not by_input.get(o.name) or any(u not in region for u in by_input[o.name])]
         if len(open_outs) == 1:
             outside = {i.name for s in region for i in s.inputs if i.name not in produced}
-            if len(outside) > 1 or (outside and not any(s.op in ("Add", "Sum", "Mul") for s in region)):
+            if len(outside) > 1 or (outside and not any(s.op in JOIN_OPS for s in region)):
                 return None
             return _ordered(region)
         new = [u for o in open_outs for u in by_input.get(o, []) if u not in region and ok(u)]
@@ -177,6 +185,15 @@ def _closed_region(tensor: str, by_input: dict, ok) -> list[Step] | None:
             return None
         region.extend({id(u): u for u in new}.values())  # Steps are unhashable dataclasses
     return None
+
+
+def _joins_alone(step: Step, tensor: str) -> bool:
+    """Whether the only reader of `tensor`, a step with one output, is a closed region by itself: what the
+    loop in _closed_region decides for a region of one step (at most one operand from outside, and only
+    for an Add, Sum or Mul)."""
+    outside = {t.name for t in step.inputs}
+    outside.discard(tensor)
+    return not outside or (len(outside) == 1 and step.op in JOIN_OPS)
 
 
 def _ordered(region: list[Step]) -> list[Step]:

@@ -11,41 +11,40 @@ from ..plan import Decision
 
 
 def partition(plan) -> None:
-    if not any(s.device == "dla" for s in plan.steps):
-        regions = {}          # nothing on the DLA (a GPU build, or every layer fell back): no loadables
-    else:
+    steps = plan.steps
+    regions = [-1] * len(steps)       # nothing on the DLA (a GPU build, or every layer fell back): no loadables
+    if any(s.device == "dla" for s in steps):
+        limit = plan.platform.dla.support.max_loadables_per_core if plan.platform.dla else 0
         while True:
-            regions = _regions(plan.steps)
-            limit = plan.platform.dla.support.max_loadables_per_core if plan.platform.dla else 0
-            n = len(set(regions.values()))
-            if n <= limit or plan.device != "dla":
+            regions = _regions(steps)
+            if max(regions) < limit or plan.device != "dla":
                 break
             # regions are numbered in execution order; the ones past the limit go to the GPU
             reason = f"past the {limit}th DLA loadable of core {plan.dla_core} (at most {limit} per core)"
-            for step in plan.steps:
-                if regions.get(id(step), -1) >= limit:
+            for step, r in zip(steps, regions):
+                if r >= limit:
                     step.device = "gpu"
                     step.reason = reason
                     for layer in step.members:
                         plan.fallback.append({"name": layer.name, "op": layer.op, "reason": reason})
                     plan.decisions.append(Decision(step.name, "partition", "gpu fallback", reason))
-    for step in plan.steps:
-        step.subgraph = regions.get(id(step), -1)
-    plan.dla_subgraphs = len(set(regions.values()))
+    for step, r in zip(steps, regions):
+        step.subgraph = r
+    plan.dla_subgraphs = max(regions, default=-1) + 1
 
 
-def _regions(steps) -> dict[int, int]:
-    """Region index per DLA step (by id), regions numbered in order of first step."""
-    producer = {}
-    for s in steps:
+def _regions(steps) -> list[int]:
+    """Region index of each step (-1 off the DLA), regions numbered 0, 1, ... in order of first step."""
+    producer = {}                     # tensor name -> index of the step writing it
+    for i, s in enumerate(steps):
         for t in s.outputs:
-            producer[t.name] = s
-    region: dict[int, int] = {}
+            producer[t.name] = i
+    region: list[int | None] = [None] * len(steps)
     parent: list[int] = []
-    # regions each step depends on (through any path), by step id. Ids are recorded as they were then:
+    # regions each step depends on (through any path), by step index. Ids are recorded as they were then:
     # compare find(x), since regions merge later. Sets are never changed once recorded, so a chain link
     # shares its producer's set.
-    ancestors: dict[int, set[int]] = {}
+    ancestors: list[set[int]] = []
 
     def find(r: int) -> int:
         while parent[r] != r:
@@ -53,26 +52,26 @@ def _regions(steps) -> dict[int, int]:
             r = parent[r]
         return r
 
-    for s in steps:
+    for i, s in enumerate(steps):
         preds = [producer[t.name] for t in s.inputs if t.name in producer]
         if len(preds) == 1:
-            anc = ancestors[id(preds[0])]
-            r = region.get(id(preds[0]))
+            anc = ancestors[preds[0]]
+            r = region[preds[0]]
             if r is not None and r not in anc:
                 anc = anc | {r}
         else:
             anc = set()
             for p in preds:
-                anc |= ancestors[id(p)]
-                if id(p) in region:
-                    anc.add(region[id(p)])
+                anc |= ancestors[p]
+                if region[p] is not None:
+                    anc.add(region[p])
         if s.device == "dla":
-            pred_roots = [find(region[id(p)]) if id(p) in region else None for p in preds]   # None: GPU
+            pred_roots = [None if region[p] is None else find(region[p]) for p in preds]   # None: GPU
             ok = {pr for pr in pred_roots if pr is not None}
             if len(preds) > 1:
                 # a region is joinable unless another input reaches us from it via the GPU or another region
                 ok = {r for r in ok if not any(find(x) == r for p, pr in zip(preds, pred_roots) if pr != r
-                                               for x in ancestors[id(p)])}
+                                               for x in ancestors[p])}
             if ok:
                 root = min(ok)
                 for r in ok:
@@ -80,13 +79,8 @@ def _regions(steps) -> dict[int, int]:
             else:
                 root = len(parent)
                 parent.append(root)
-            region[id(s)] = root
-        ancestors[id(s)] = anc
+            region[i] = root
+        ancestors.append(anc)
     # renumber roots in order of first appearance
     order: dict[int, int] = {}
-    out = {}
-    for s in steps:
-        if id(s) in region:
-            r = find(region[id(s)])
-            out[id(s)] = order.setdefault(r, len(order))
-    return out
+    return [-1 if r is None else order.setdefault(find(r), len(order)) for r in region]

@@ -92,22 +92,25 @@ def assign_precision(plan) -> None:
             if want == "fp32":
                 step.reason = step.reason or "DLA runs FP16 or INT8 only"
             if p == "int8" and dla_fp16_only:
-                slow = {l.op for l in step.members} & dla_fp16_only
+                slow = [l.op for l in step.members if l.op in dla_fp16_only]
                 if slow:
                     p = "fp16"
-                    step.reason = f"INT8 {sorted(slow)[0]} runs in FP16 on DLA"
-                    step.attrs["precision_unsupported"] = True
+                    step.reason = f"INT8 {min(slow)} runs in FP16 on DLA"
+                    _mark_unsupported(plan, step, p)
         else:
             p = gpu_p
             if p == "int8":
-                ops = {l.op for l in step.members}
-                if not ops <= GPU_INT8_OPS:
+                odd = [l.op for l in step.members if l.op not in GPU_INT8_OPS]
+                if odd:
                     p = "fp16"
-                    odd = sorted(ops - GPU_INT8_OPS)[0]
-                    step.reason = step.reason or f"{odd} has no INT8 kernel; runs in FP16"
-                    step.attrs["precision_unsupported"] = True
+                    step.reason = step.reason or f"{min(odd)} has no INT8 kernel; runs in FP16"
+                    _mark_unsupported(plan, step, p)
         step.precision = p
         if p == "fp32" and step.device == "gpu" and tf32 and step.op == "Conv" and _image_conv(step, g):
             step.attrs["simt"] = True
-        if step.attrs.get("precision_unsupported"):
-            plan.decisions.append(Decision(step.name, "precision", p, step.reason))
+
+
+def _mark_unsupported(plan, step, precision: str) -> None:
+    """The step runs in `precision`, not the requested one: flag it and record why."""
+    step.attrs["precision_unsupported"] = True
+    plan.decisions.append(Decision(step.name, "precision", precision, step.reason))
