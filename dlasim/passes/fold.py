@@ -25,13 +25,19 @@ def fold(plan) -> None:
     consts: set[str] = set()
     for layer in g.layers:
         op = layer.op
-        data = [x for t in layer.inputs if t and not (x := tensors[t]).const]     # activations read
+        data = []                                   # activations read (loops: cheaper than comprehensions here)
+        for t in layer.inputs:
+            if t and not (x := tensors[t]).const:
+                data.append(x)
         if consts:
             data = [x for x in data if x.name not in consts]
         if op in NO_OPS and _folded(layer, op, data, plan, consts):
             continue
         inputs = [tensors[resolve(x.name)] for x in data] if alias else data
-        step = Step(layer.name, "layer", op, "gpu", "fp16", [layer], inputs, [tensors[t] for t in layer.outputs])
+        outputs = []
+        for t in layer.outputs:
+            outputs.append(tensors[t])
+        step = Step(layer.name, "layer", op, "gpu", "fp16", [layer], inputs, outputs)
         if op in CONV_OPS:
             step.conv = conv_params(layer.attrs)
         steps.append(step)

@@ -52,6 +52,24 @@ def _regions(steps) -> list[int]:
             r = parent[r]
         return r
 
+    def join(preds: list[int]) -> int:
+        """The region a DLA step joins: its inputs' joinable regions merged into one, else a new one."""
+        if len(preds) == 1 and region[preds[0]] is not None:
+            return find(region[preds[0]])               # a chain link: its producer's region
+        pred_roots = [None if region[p] is None else find(region[p]) for p in preds]   # None: GPU
+        ok = {pr for pr in pred_roots if pr is not None}
+        if len(preds) > 1:
+            # a region is joinable unless another input reaches us from it via the GPU or another region
+            ok = {r for r in ok if not any(find(x) == r for p, pr in zip(preds, pred_roots) if pr != r
+                                           for x in ancestors[p])}
+        if not ok:
+            parent.append(len(parent))
+            return parent[-1]
+        root = min(ok)
+        for r in ok:
+            parent[r] = root
+        return root
+
     for i, s in enumerate(steps):
         preds = [producer[t.name] for t in s.inputs if t.name in producer]
         if len(preds) == 1:
@@ -66,20 +84,7 @@ def _regions(steps) -> list[int]:
                 if region[p] is not None:
                     anc.add(region[p])
         if s.device == "dla":
-            pred_roots = [None if region[p] is None else find(region[p]) for p in preds]   # None: GPU
-            ok = {pr for pr in pred_roots if pr is not None}
-            if len(preds) > 1:
-                # a region is joinable unless another input reaches us from it via the GPU or another region
-                ok = {r for r in ok if not any(find(x) == r for p, pr in zip(preds, pred_roots) if pr != r
-                                               for x in ancestors[p])}
-            if ok:
-                root = min(ok)
-                for r in ok:
-                    parent[r] = root
-            else:
-                root = len(parent)
-                parent.append(root)
-            region[i] = root
+            region[i] = join(preds)
         ancestors.append(anc)
     # renumber roots in order of first appearance
     order: dict[int, int] = {}

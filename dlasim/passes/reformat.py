@@ -102,7 +102,8 @@ def insert_reformats(plan) -> None:
             out.append(Step(name=f"DLA loadable {step.subgraph} launch", kind="overhead", op="Launch",
                             device="dla", precision=step.precision, subgraph=step.subgraph,
                             attrs={"first_layer": step.members[0].name}))
-        op = step.anchor.op if step.kind == "layer" and step.anchor is not None else step.op
+        anchor = step.anchor if step.kind == "layer" else None
+        op = anchor.op if anchor is not None else step.op
         need = None                       # the format a GPU step needs; None: it takes what it is given
         if step.device == "gpu":
             if op in GPU_LINEAR_OPS:
@@ -112,8 +113,9 @@ def insert_reformats(plan) -> None:
             elif op in GPU_FORMAT_OPS:
                 need = (step.precision, native_format("gpu", step.precision, tf32))
         seen = None                       # the format of the step's first input as it reads it
+        wanted = need or (step.precision, native_format(step.device, step.precision))
         for t in step.inputs:
-            want = need or (step.precision, native_format(step.device, step.precision))
+            want = wanted
             if t.name in net_inputs:
                 have = net_inputs[t.name]
                 ok = (have[0] == step.precision and
