@@ -117,7 +117,7 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) ->
         if (s.op != "Conv" or s.device != "gpu" or id(s) in dead or s.conv is None or len(s.inputs) != 1
                 or int(s.members[0].attrs.get("group", 1)) != 1 or s.attrs.get("fused_pool")):
             continue
-        key = (s.inputs[0].name, s.conv, s.precision, tuple(l.op for l in s.members))
+        key = (s.inputs[0].name, s.conv, s.precision, tuple([l.op for l in s.members]))
         groups.setdefault(key, []).append(s)
     tensors = plan.graph.tensors
     for group in groups.values():
@@ -140,21 +140,21 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) ->
 
 def toposort(steps: list[Step]) -> list[Step]:
     """Stable topological order of steps: a fused step moves after the producers of all its inputs."""
-    producer = {t.name: s for s in steps for t in s.outputs}
-    done: set[int] = set()
+    producer = {t.name: i for i, s in enumerate(steps) for t in s.outputs}   # tensor -> index of its step
+    done = [False] * len(steps)
     out: list[Step] = []
 
-    def visit(s: Step) -> None:
-        done.add(id(s))
-        for t in s.inputs:
+    def visit(i: int) -> None:
+        done[i] = True
+        for t in steps[i].inputs:
             p = producer.get(t.name)
-            if p is not None and id(p) not in done:
+            if p is not None and not done[p]:
                 visit(p)
-        out.append(s)
+        out.append(steps[i])
 
-    for s in steps:
-        if id(s) not in done:
-            visit(s)
+    for i in range(len(steps)):
+        if not done[i]:
+            visit(i)
     return out
 
 
