@@ -126,11 +126,18 @@ class Graph:
         in_order = True
         for layer in self.layers:
             for t in layer.inputs:
-                if t and t not in produced and (t not in tensors or not (tensors[t].const or t in self.inputs)):
-                    raise ModelError(f"{self.source or self.name}: layer {layer.name!r} reads tensor {t!r}, "
-                                     f"which no layer or input produces")
-                if t not in ready and not (t in tensors and tensors[t].const):
-                    in_order = False
+                if t in ready:                     # "", a network input or an earlier layer's output
+                    if not t or t in produced or t in tensors:
+                        continue
+                else:
+                    x = tensors.get(t)
+                    if x is not None and x.const:  # a weight
+                        continue
+                    if t in produced:              # a later layer's output: the layers need sorting
+                        in_order = False
+                        continue
+                raise ModelError(f"{self.source or self.name}: layer {layer.name!r} reads tensor {t!r}, "
+                                 f"which no layer or input produces")
             ready.update(layer.outputs)
         for t in self.inputs:
             if t not in self.tensors:
