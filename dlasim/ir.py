@@ -374,7 +374,7 @@ class GraphBuilder:
         w = self.const(f"{name}.weight", (out_channels, c // groups, k[0], k[1]))
         ins = [x, w] + ([self.const(f"{name}.bias", (out_channels,))] if bias else [])
         return self._add("Conv", ins, {"kernel_shape": k, "strides": s, "pads": p, "dilations": d,
-                                     "group": groups}, name)
+                                       "group": groups}, name)
 
     def deconv(self, x: str, out_channels: int, kernel=2, stride=2, pad=0, name: str | None = None) -> str:
         k, s, p = _as_pair(kernel), _as_pair(stride), _as_pair(pad)
@@ -438,15 +438,15 @@ class GraphBuilder:
         k = _as_pair(kernel)
         s = _as_pair(stride if stride is not None else kernel)
         p = _as_pair(pad)
-        return self._add("MaxPool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2, "ceil_mode": int(ceil)},
-                       name)
+        return self._add("MaxPool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2,
+                                          "ceil_mode": int(ceil)}, name)
 
     def avgpool(self, x: str, kernel=2, stride=None, pad=0, ceil: bool = False, name: str | None = None) -> str:
         k = _as_pair(kernel)
         s = _as_pair(stride if stride is not None else kernel)
         p = _as_pair(pad)
         return self._add("AveragePool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2,
-                                            "ceil_mode": int(ceil)}, name)
+                                              "ceil_mode": int(ceil)}, name)
 
     def global_avgpool(self, x: str, name: str | None = None) -> str:
         return self._add("GlobalAveragePool", [x], {}, name)
