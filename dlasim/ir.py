@@ -126,11 +126,18 @@ class Graph:
         in_order = True
         for layer in self.layers:
             for t in layer.inputs:
-                if t and t not in produced and (t not in tensors or not (tensors[t].const or t in self.inputs)):
-                    raise ModelError(f"{self.source or self.name}: layer {layer.name!r} reads tensor {t!r}, "
-                                     f"which no layer or input produces")
-                if t not in ready and not (t in tensors and tensors[t].const):
-                    in_order = False
+                if t in ready:                     # "", a network input or an earlier layer's output
+                    if not t or t in produced or t in tensors:
+                        continue
+                else:
+                    x = tensors.get(t)
+                    if x is not None and x.const:  # a weight
+                        continue
+                    if t in produced:              # a later layer's output: the layers need sorting
+                        in_order = False
+                        continue
+                raise ModelError(f"{self.source or self.name}: layer {layer.name!r} reads tensor {t!r}, "
+                                 f"which no layer or input produces")
             ready.update(layer.outputs)
         for t in self.inputs:
             if t not in self.tensors:
@@ -367,7 +374,7 @@ class GraphBuilder:
         w = self.const(f"{name}.weight", (out_channels, c // groups, k[0], k[1]))
         ins = [x, w] + ([self.const(f"{name}.bias", (out_channels,))] if bias else [])
         return self._add("Conv", ins, {"kernel_shape": k, "strides": s, "pads": p, "dilations": d,
-                                     "group": groups}, name)
+                                       "group": groups}, name)
 
     def deconv(self, x: str, out_channels: int, kernel=2, stride=2, pad=0, name: str | None = None) -> str:
         k, s, p = _as_pair(kernel), _as_pair(stride), _as_pair(pad)
@@ -431,15 +438,15 @@ class GraphBuilder:
         k = _as_pair(kernel)
         s = _as_pair(stride if stride is not None else kernel)
         p = _as_pair(pad)
-        return self._add("MaxPool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2, "ceil_mode": int(ceil)},
-                       name)
+        return self._add("MaxPool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2,
+                                          "ceil_mode": int(ceil)}, name)
 
     def avgpool(self, x: str, kernel=2, stride=None, pad=0, ceil: bool = False, name: str | None = None) -> str:
         k = _as_pair(kernel)
         s = _as_pair(stride if stride is not None else kernel)
         p = _as_pair(pad)
         return self._add("AveragePool", [x], {"kernel_shape": k, "strides": s, "pads": p * 2,
-                                            "ceil_mode": int(ceil)}, name)
+                                              "ceil_mode": int(ceil)}, name)
 
     def global_avgpool(self, x: str, name: str | None = None) -> str:
         return self._add("GlobalAveragePool", [x], {}, name)

@@ -244,7 +244,7 @@ def _unsqueeze(layer, shapes):
 
 
 def _same(layer, shapes):
-    return [tuple(shapes[0])] * max(1, len(layer.outputs))
+    return [tuple(shapes[0])] * (len(layer.outputs) or 1)
 
 
 def _constant(layer, shapes):

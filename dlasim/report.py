@@ -5,10 +5,12 @@ data (no graph or platform objects), so they pickle and compare cheaply.
 """
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
-from dataclasses import asdict, dataclass, field
+import operator
+from dataclasses import dataclass, field, fields
 
 
 @dataclass(slots=True)
@@ -31,6 +33,33 @@ class StepRow:
     parts: dict = field(default_factory=dict)
 
 
+_ROW_FIELDS = tuple(f.name for f in fields(StepRow))
+_row_values = operator.attrgetter(*_ROW_FIELDS)
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})     # copy.deepcopy returns these as they are
+
+
+def _copied(value):
+    """A row value copied as dataclasses.asdict copies the plain values rows hold: lists and dicts rebuilt,
+    numbers and strings shared, anything else deep-copied."""
+    if type(value) is list:
+        return [_copied(v) for v in value]
+    if type(value) is dict:
+        return {_copied(k): _copied(v) for k, v in value.items()}
+    return value if type(value) in _IMMUTABLE else copy.deepcopy(value)
+
+
+def _row_dict(row: StepRow, parts: bool) -> dict:
+    """asdict(row), without "parts" unless asked; built directly, because asdict deep-copies every field
+    through a generic path and took longer than the estimate itself."""
+    d = dict(zip(_ROW_FIELDS, _row_values(row)))
+    if not parts:
+        del d["parts"]
+    for name, value in d.items():
+        if type(value) not in _IMMUTABLE:
+            d[name] = _copied(value)
+    return d
+
+
 @dataclass
 class Estimate:
     model: str
@@ -50,12 +79,7 @@ class Estimate:
     label: str = ""
 
     def to_dict(self, parts: bool = False) -> dict:
-        steps = []
-        for s in self.steps:
-            d = asdict(s)
-            if not parts:
-                d.pop("parts")
-            steps.append(d)
+        steps = [_row_dict(s, parts) for s in self.steps]
         return {"model": self.model, "hardware": self.hardware, "device": self.device,
                 "precision": self.precision, "batch": self.batch, "sparsity": self.sparsity,
                 "total_ms": self.total_ms, "macs": self.macs, "steps": steps, "fallback": self.fallback,

@@ -1,6 +1,7 @@
 """End-to-end checks through the CLI: JSON contract, formats, one-line errors with exit status 2."""
 import json
 import pickle
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,13 @@ def test_api_results_are_picklable_and_side_effect_free():
     e2 = dlasim.estimate(g, "orin-agx", device="dla", precision="int8", batch=4)
     assert g.to_json() == before and e1.total_ms == e2.total_ms
     assert pickle.loads(pickle.dumps(e1)).to_dict() == e1.to_dict()
+
+
+def test_estimate_to_dict_rows_are_asdict_copies():
+    e = dlasim.estimate("zoo:googlenet", "a100", device="gpu", precision="int8", sparsity="force")
+    d = e.to_dict(parts=True)
+    assert d["steps"] == [asdict(s) for s in e.steps]
+    assert e.to_dict()["steps"] == [{k: v for k, v in asdict(s).items() if k != "parts"} for s in e.steps]
+    d["steps"][0]["layers"].append("x")
+    next(r for r in d["steps"] if "tile" in r["parts"])["parts"]["tile"].append(0)
+    assert e.to_dict(parts=True)["steps"] == [asdict(s) for s in e.steps] != d["steps"]
