@@ -63,13 +63,17 @@ def test_silu_sigmoid_mul_fuses_into_the_conv():
     assert len(steps) == 1 and set(steps[0].layers) == {"c", "act.sigmoid", "act.mul"}
 
 
+def sibling_1x1_convs():
+    """A builder with two 1x1 conv + ReLU branches a (32 ch) and c (48 ch) on one 64x28x28 input x."""
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 28, 28))
+    return b, x, b.relu(b.conv(x, 32, 1, name="a"), name="ra"), b.relu(b.conv(x, 48, 1, name="c"), name="rc")
+
+
 def test_gpu_sibling_convs_fuse_horizontally_into_one_wider_conv():
     # an inception block's 1x1 convs read one tensor with equal parameters: TensorRT runs them as one
     # conv named "a + relu_a || b + relu_b" (Xavier GoogLeNet profile); the 3x3 and the DLA do not merge
-    b = GraphBuilder("t")
-    x = b.input("x", (1, 64, 28, 28))
-    a = b.relu(b.conv(x, 32, 1, name="a"), name="ra")
-    c = b.relu(b.conv(x, 48, 1, name="c"), name="rc")
+    b, x, a, c = sibling_1x1_convs()
     d = b.relu(b.conv(x, 16, 3, name="d"), name="rd")
     g = b.build([b.op("Concat", [a, c, d], {"axis": 1}, name="cat")])
     p = plan(g, device="gpu")
@@ -84,10 +88,7 @@ def test_gpu_sibling_convs_fuse_horizontally_into_one_wider_conv():
 
 
 def test_horizontally_fused_part_feeding_a_concat_is_copied_in():
-    b = GraphBuilder("t")
-    x = b.input("x", (1, 64, 28, 28))
-    a = b.relu(b.conv(x, 32, 1, name="a"), name="ra")
-    c = b.relu(b.conv(x, 48, 1, name="c"), name="rc")
+    b, x, a, c = sibling_1x1_convs()
     d = b.relu(b.conv(c, 16, 3, name="d"), name="rd")
     g = b.build([b.concat([a, d], name="cat")])
     e = dlasim.estimate(g, XAVIER, device="gpu", precision="fp16")

@@ -54,7 +54,7 @@ def _fmaps_bytes(tensors, bpe: int) -> int:
 
 
 def on_depthwise_processor(cs: ConvShape, dla: Dla) -> bool:
-    return bool(dla.depthwise_macs_per_cycle) and cs.groups > 1 and cs.groups == cs.c and not cs.transposed
+    return bool(dla.depthwise_macs_per_cycle) and cs.depthwise and not cs.transposed
 
 
 def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool) -> tuple[float, float]:

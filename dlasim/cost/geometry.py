@@ -34,6 +34,11 @@ class ConvShape:
     transposed: bool = False
 
     @property
+    def depthwise(self) -> bool:
+        """One input channel per group (a depthwise convolution)."""
+        return self.groups > 1 and self.groups == self.c
+
+    @property
     def macs(self) -> int:
         if self.transposed:
             return self.n * self.c * self.h * self.w * (self.k // self.groups) * self.r * self.s

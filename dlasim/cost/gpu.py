@@ -69,17 +69,13 @@ def _best_tile(m: int, n: int, k: int, sms: int, rate: float,
     return best_t, best
 
 
-def is_depthwise(cs: ConvShape) -> bool:
-    return cs.groups > 1 and cs.groups == cs.c
-
-
 def kernel_floor(gpu: Gpu, cs: ConvShape | None) -> float:
     """The floor of a GPU layer's kernel class (gpu_tensorrt.md s6.1, s6.2, s6.5; the module docstring).
 
     `cs` is the step's convolution shape (geometry.step_conv_shape), None for a layer that is not a
     conv/FC/MatMul. Conv, deconv, FC and MatMul run tensor-core implicit-GEMM kernels: `kernel_floor_s`.
     Depthwise convs (CUDA-core, memory bound, s5.2) and every other layer: `memory_kernel_floor_s`."""
-    if cs is None or is_depthwise(cs):
+    if cs is None or cs.depthwise:
         return gpu.memory_kernel_floor_s
     return gpu.kernel_floor_s
 
@@ -115,7 +111,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     macs = cs.macs
     peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
     ideal = macs / peak
-    if is_depthwise(cs):
+    if cs.depthwise:
         # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): the memory floor
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * (2 if p != "fp32" else 1))
         nbytes = in_bytes + out_bytes + w_elems * b
@@ -177,7 +173,7 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
         if not copied:
             return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
         cp = plat.copies
-        nbytes = 2 * b * sum(math.prod(t.shape) for t in step.inputs if t.name in copied)
+        nbytes = 2 * b * elems([t for t in step.inputs if t.name in copied])
         return finish(0.0, nbytes / (plat.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency),
                       gpu.launch_overhead_s, 0, nbytes, cp.reformat_floor_s, concat_copy=True)
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):

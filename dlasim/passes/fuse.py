@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from ..plan import ANCHOR_OPS, Decision, Step
 
-ANCHORS = ANCHOR_OPS
 POINTWISE = frozenset({"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Mish", "Softplus", "Elu",
                        "HardSigmoid", "HardSwish", "Gelu", "Exp", "Abs", "Add", "Sub", "Mul", "Div", "Max",
                        "Min", "Sum", "BatchNormalization", "Scale", "Neg", "Sqrt", "Pow", "Swish"})
@@ -52,7 +51,7 @@ def fuse(plan) -> None:
         if id(head) in dead or len(head.outputs) != 1:
             continue
         op = head.members[0].op
-        if op not in ANCHORS and op not in POINTWISE:
+        if op not in ANCHOR_OPS and op not in POINTWISE:
             continue
         device = head.device
         ok = fusable[device]
@@ -88,7 +87,7 @@ def fuse(plan) -> None:
             if len(head.outputs) != 1:
                 break
         # DLA: a pooling layer right after a conv runs in the PDP on the fly (dla.md s1.3)
-        if (device == "dla" and op in ANCHORS and pool_fusion
+        if (device == "dla" and op in ANCHOR_OPS and pool_fusion
                 and len(head.outputs) == 1 and head.outputs[0].name not in graph_outputs):
             cons = by_input.get(head.outputs[0].name, [])
             if len(cons) == 1 and cons[0].op in POOL_OPS and cons[0].device == "dla" and id(cons[0]) not in dead:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from ..errors import DlasimError
-from ..plan import Decision, Step
+from ..plan import ANCHOR_OPS, Decision, Step
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 # channel padding of each format (elements); DLA formats pad C to a 32-byte atom (dla.md s1.4)
@@ -43,7 +43,6 @@ def parse_io_formats(text: str | None, flag: str) -> list[tuple[str, str]]:
 
 
 GPU_LINEAR_OPS = frozenset({"LRN"})                        # GPU kernels that read and write linear only
-GPU_FORMAT_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # tensor-core kernels: native format
 
 
 def native_format(device: str, precision: str, tf32: bool = False) -> str:
@@ -106,11 +105,9 @@ def insert_reformats(plan) -> None:
         op = anchor.op if anchor is not None else step.op
         need = None                       # the format a GPU step needs; None: it takes what it is given
         if step.device == "gpu":
-            if op in GPU_LINEAR_OPS:
+            if op in GPU_LINEAR_OPS or step.attrs.get("simt"):
                 need = (step.precision, "linear")
-            elif step.attrs.get("simt"):
-                need = (step.precision, "linear")
-            elif op in GPU_FORMAT_OPS:
+            elif op in ANCHOR_OPS:                   # tensor-core conv/GEMM kernels: their native format
                 need = (step.precision, native_format("gpu", step.precision, tf32))
         seen = None                       # the format of the step's first input as it reads it
         wanted = need or (step.precision, native_format(step.device, step.precision))
