@@ -18,7 +18,8 @@ ACTIVATIONS = frozenset({
     "HardSigmoid", "HardSwish", "Gelu", "Exp", "Log", "Sqrt", "Abs", "Neg", "Erf", "Sin", "Cos",
     "Reciprocal", "Floor", "Ceil", "Not", "Swish",
 })
-ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pow", "Equal", "Greater", "Less"})
+ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pow", "Equal", "Greater", "Less",
+                         "Mod", "And", "Or", "Xor", "GreaterOrEqual", "LessOrEqual"})
 POOLS = frozenset({"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
 NORMS = frozenset({"BatchNormalization", "Scale", "InstanceNormalization", "GroupNormalization",
                    "LayerNormalization", "LRN"})
@@ -243,6 +244,28 @@ def _unsqueeze(layer, shapes):
     return [tuple(out)]
 
 
+def _gather(layer, shapes):
+    """ONNX Gather: data dims before `axis`, then the indices' dims, then the data dims after it."""
+    x, idx = shapes[0], shapes[1] if len(shapes) > 1 else ()
+    axis = int(layer.attrs.get("axis", 0)) % len(x)
+    return [tuple(x[:axis]) + tuple(idx) + tuple(x[axis + 1:])]
+
+
+def _expand(layer, shapes):
+    """ONNX Expand: the input broadcast against the target shape (numpy rules, either may be larger)."""
+    target = layer.attrs.get("shape")
+    if target is None:
+        raise KeyError(layer.op)        # target not static: keep ONNX's inferred shape
+    return [broadcast(shapes[0], tuple(int(d) for d in target))]
+
+
+def _tile(layer, shapes):
+    reps = layer.attrs.get("repeats")
+    if reps is None:
+        raise KeyError(layer.op)
+    return [tuple(d * int(r) for d, r in zip(shapes[0], reps))]
+
+
 def _same(layer, shapes):
     return [tuple(shapes[0])] * (len(layer.outputs) or 1)
 
@@ -258,6 +281,7 @@ SHAPE_FNS: dict[str, Callable] = {
     "Transpose": _transpose, "Resize": _resize, "Upsample": _resize, "Slice": _slice, "Split": _split,
     "Pad": _pad, "ReduceMean": _reduce, "ReduceMax": _reduce, "ReduceSum": _reduce,
     "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Constant": _constant,
+    "Gather": _gather, "Expand": _expand, "Tile": _tile, "Where": _elementwise,
     **{op: _elementwise for op in ELEMENTWISE},
     **{op: _same for op in SAME_SHAPE},
 }

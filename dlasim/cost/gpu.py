@@ -176,7 +176,8 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
         nbytes = 2 * b * elems([t for t in step.inputs if t.name in copied])
         return finish(0.0, nbytes / (plat.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency),
                       gpu.launch_overhead_s, 0, nbytes, cp.reformat_floor_s, concat_copy=True)
-    if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
+    if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") or (op == "Transpose" and transpose_is_view(
+            step.inputs[0].shape if step.inputs else (), anchor.attrs.get("perm") if anchor is not None else None)):
         return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
     nbytes = (elems(step.inputs) + elems(step.outputs)) * b
     flags = {}
@@ -186,3 +187,14 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
         nbytes *= 2
     # pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels with their floor
     return finish(0.0, nbytes / bw, gpu.launch_overhead_s, 0, nbytes, kernel_floor(gpu, None), **flags)
+
+
+def transpose_is_view(shape, perm) -> bool:
+    """Whether a Transpose moves only size-1 dimensions, so the bytes keep their order and TensorRT's
+    shuffle is a reshape (no copy; gpu_tensorrt.md s5.2 "Shuffle + Shuffle", trivial shuffles erased).
+    E.g. (197, 1, 768) with perm [1, 0, 2], which torchvision's ViT writes around attention."""
+    if not shape:
+        return False
+    perm = list(perm) if perm else list(range(len(shape)))[::-1]
+    kept = [p for p in perm if shape[p] != 1]
+    return kept == sorted(kept)

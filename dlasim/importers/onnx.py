@@ -615,7 +615,9 @@ _FOLD = {
                                                if _need(vals, 2) else None),
     "Cast": _fold_cast, "ConstantOfShape": _fold_constant_of_shape,
     "Add": _elementwise(np.add), "Sub": _elementwise(np.subtract), "Mul": _elementwise(np.multiply),
-    "Div": _fold_div, "Equal": _elementwise(np.equal), "Where": _elementwise(np.where, 3),
+    "Div": _fold_div, "Mod": lambda imp, node, vals, attrs: ((np.fmod if attrs.get("fmod") else np.mod)(*vals[:2])
+                                                             if _need(vals, 2) else None),
+    "Equal": _elementwise(np.equal), "Where": _elementwise(np.where, 3),
     "Floor": _elementwise(np.floor, 1), "Ceil": _elementwise(np.ceil, 1), "Neg": _elementwise(np.negative, 1),
     "Abs": _elementwise(np.abs, 1), "Not": _elementwise(np.logical_not, 1),
     "Min": _variadic(lambda v: np.minimum.reduce(np.broadcast_arrays(*v))),

@@ -14,7 +14,8 @@ from ..plan import ANCHOR_OPS, Decision, Step
 
 POINTWISE = frozenset({"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Mish", "Softplus", "Elu",
                        "HardSigmoid", "HardSwish", "Gelu", "Exp", "Abs", "Add", "Sub", "Mul", "Div", "Max",
-                       "Min", "Sum", "BatchNormalization", "Scale", "Neg", "Sqrt", "Pow", "Swish"})
+                       "Min", "Sum", "BatchNormalization", "Scale", "Neg", "Sqrt", "Pow", "Swish", "Erf",
+                       "Reciprocal"})
 POOL_OPS = frozenset({"MaxPool", "AveragePool"})
 JOIN_OPS = frozenset({"Add", "Sum", "Mul"})   # the ops through which a region may take one operand from outside
 MAX_REGION = 4  # pointwise layers absorbed per fusion attempt
@@ -36,6 +37,7 @@ def fuse(plan) -> None:
         return lambda s: (s.device == device and len(s.members) == 1 and id(s) not in dead
                           and s.members[0].op in allowed)
 
+    _fold_transposes(plan, steps, dead, by_input)
     fusable = {"dla": fusable_on("dla", frozenset(dla.support.fusable_post_ops if dla else ())),
                "gpu": fusable_on("gpu", frozenset(gpu.fusable_post_ops if gpu else ()) | POINTWISE)}
 
@@ -102,6 +104,31 @@ def fuse(plan) -> None:
             head.name = " + ".join(head.layers)
     _fuse_horizontal(plan, steps, dead, by_input)
     plan.steps = toposort([s for s in steps if id(s) not in dead])
+
+
+def _fold_transposes(plan, steps: list[Step], dead: set[int], by_input: dict) -> None:
+    """A GPU Transpose that swaps only the last two dimensions of a MatMul operand becomes the MatMul's
+    operand mode (TensorRT IMatrixMultiplyLayer MatrixOperation::kTRANSPOSE; the ONNX parser and the
+    builder fold such shuffles, gpu_tensorrt.md s5.2): no copy, the GEMM reads the operand transposed.
+    Attention's K^T (perm [0, 1, 3, 2]) is the common case."""
+    for s in steps:
+        if s.op != "Transpose" or s.device != "gpu" or len(s.members) != 1 or len(s.inputs) != 1:
+            continue
+        readers = by_input.get(s.outputs[0].name, ())
+        if len(readers) != 1 or readers[0].op != "MatMul" or readers[0].device != "gpu":
+            continue
+        rank = len(s.inputs[0].shape or ())
+        perm = list(s.members[0].attrs.get("perm") or range(rank)[::-1])
+        if rank < 2 or perm != list(range(rank - 2)) + [rank - 1, rank - 2]:
+            continue
+        mm = readers[0]
+        dead.add(id(s))
+        mm.inputs = [s.inputs[0] if t is s.outputs[0] else t for t in mm.inputs]
+        mm.members.extend(s.members)
+        by_input.setdefault(s.inputs[0].name, []).append(mm)
+        plan.decisions.append(Decision(s.name, "fuse", f"fused into {mm.members[0].name}",
+                                       "transpose of the last two dimensions: the MatMul reads the operand "
+                                       "transposed"))
 
 
 def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) -> None:
