@@ -24,14 +24,14 @@ Sources (reference/dla.md):
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 from ..hardware import Dla, Platform
 from ..ir import Graph
-from ..plan import Step
+from ..plan import LUT_OPS, Step
 from . import StepCost, elems, finish
 from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
 
-LUT_OPS = frozenset({"Sigmoid", "Tanh"})
 SHUFFLE_OPS = frozenset({"Reshape", "Flatten", "Transpose", "Slice", "Split", "Resize", "Upsample",
                          "Squeeze", "Unsqueeze"})
 
@@ -208,33 +208,41 @@ def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool
 
 
 def _sdp_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
+    """Standalone SDP / PDP / CDP / shuffle layers (dla.md s1.3, s6.1: bandwidth-bound at their rates).
+
+    An SDP pass streams its output's elements at the SDP rate (16 elem/cycle on v1; 4 through the LUT or
+    with an element-wise operand, the Y block, s0.1 fact 9) and reads every operand from memory: a tensor that several
+    members read (SiLU's x as the multiply's operand after the add or LUT that also reads it) is read once
+    per use (s1.3: the second operand comes from memory)."""
     dla = plat.dla
     bpe = _bpe(step.precision)
     hz = dla.clock_hz
     bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
     out_bytes = _fmaps_bytes(step.outputs, bpe)
-    # standalone SDP / PDP / CDP / shuffle layers (dla.md s1.3, s6.1: bandwidth-bound at their rates)
-    in_bytes = _fmaps_bytes(step.inputs, bpe)
-    n_in = elems(step.inputs)
     anchor = step.anchor
     op = anchor.op if anchor is not None else step.op
     if op == "Concat":
         # producers write into the concatenated buffer; nothing moves (TensorRT concat elimination)
         return finish(0.0, 0.0, dla.layer_overhead_s, 0, 0, in_place=True)
+    uses = Counter(n for layer in step.members for n in layer.inputs)
+    in_bytes = reads = 0
+    for t in {t.name: t for t in step.inputs}.values():
+        k = max(1, uses[t.name])
+        reads += k
+        in_bytes += k * _fmap_bytes(t.shape, bpe)
+    n = elems(step.outputs)
     if op in ("MaxPool", "AveragePool"):
-        rate = dla.pdp_elems_per_cycle
+        rate, n = dla.pdp_elems_per_cycle, elems(step.inputs)
     elif op == "LRN":
         rate = dla.cdp_elems_per_cycle
-    elif op in LUT_OPS or op == "Softmax":
-        rate = dla.sdp_eltwise_elems_per_cycle
     elif op in SHUFFLE_OPS:
         rate = float("inf")          # a DMA copy: bytes only
-    elif len(step.inputs) > 1:
+    elif op == "Softmax" or reads > 1 or not LUT_OPS.isdisjoint([l.op for l in step.members]):
         rate = dla.sdp_eltwise_elems_per_cycle
     else:
         rate = dla.sdp_elems_per_cycle
     nbytes = in_bytes + out_bytes
-    return finish(n_in / rate / hz, nbytes / bw, dla.layer_overhead_s, 0, nbytes)
+    return finish(n / rate / hz, nbytes / bw, dla.layer_overhead_s, 0, nbytes)
 
 
 def launch_cost(step: Step, plat: Platform) -> StepCost:
