@@ -82,7 +82,10 @@ def test_silu_on_orin_int8_keeps_the_conv_int8_and_runs_the_lut_in_fp16():
 
 def test_hardswish_built_from_clip_and_mul_reads_x_twice_in_one_pass():
     relu = _layers(dlasim.estimate(_net("relu"), XAVIER, **IO16))
-    hs = _layers(dlasim.estimate(_net("hardswish"), XAVIER, **IO16))
+    est = dlasim.estimate(_net("hardswish"), XAVIER, **IO16)
+    hs = _layers(est)
+    why = next(d["reason"] for d in est.decisions if d["layer"] == "hs.mul" and d["pass"] == "fuse")
+    assert "second operand only from memory" in why and "LUT" not in why
     assert [x.name for x in hs] == ["c1 + bn", "hs.add + hs.clip + hs.mul + hs.scale", "c2"]
     # conv writes x; one SDP pass reads x as its stream and again as the multiply's operand, writes y
     sdp = hs[1]
@@ -111,3 +114,25 @@ def test_single_op_activations_fall_back_to_the_gpu(hw, op):
 def test_gpu_still_fuses_silu_into_the_conv_epilogue():
     e = dlasim.estimate(_net("silu"), "orin-agx", device="gpu", precision="fp16")
     assert [x.name for x in _layers(e)][0] == "c1 + bn + act.sigmoid + act.mul"
+
+
+def test_gating_by_another_tensor_after_a_lut_is_a_separate_pass():
+    # a gated conv: y = x * sigmoid(conv(x)) with x in memory; the multiply reads the LUT output, so it
+    # cannot join the conv's SDP pass: conv + sigmoid writes s, the multiply pass reads s and x, writes y
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 64, 64))
+    s = b.sigmoid(b.conv(x, 64, 1, bias=False, name="cg"), name="sg")
+    g = b.build([b.conv(b.mul(x, s, name="gate"), 64, 3, bias=False, name="c2")])
+    e = dlasim.estimate(g, XAVIER, **IO16)
+    assert [x.name for x in _layers(e)] == ["cg + sg", "gate", "c2"]
+    gate = _layers(e)[1]
+    assert gate.bytes == 3 * FMAP and gate.time_ms == pytest.approx(_ms(N, 3 * FMAP))
+    # the GPU runs the multiply in the conv's epilogue
+    gpu = dlasim.estimate(g, "orin-agx", device="gpu", precision="fp16")
+    assert "gate" not in [x.name for x in _layers(gpu)]
+
+
+def test_dla_only_build_names_a_rewrite_for_single_op_silu_and_gelu():
+    for op, words in (("Swish", "Sigmoid and Mul"), ("Gelu", "Mul, Add and Tanh")):
+        with pytest.raises(dlasim.errors.BuildError, match=words):
+            dlasim.estimate(_net(op), XAVIER, device="dla", precision="fp16", gpu_fallback=False)
