@@ -507,10 +507,10 @@ class ExplainResult:
             lines.append(f"  {'(the rest)':<22} {rest:9.4f} ms")
         if self.sparse_gains:
             saved = sum(d["dense_ms"] - d["sparse_ms"] for d in self.sparse_gains)
-            top = ", ".join(f"{d['name']} ({d['channels']} ch) {d['dense_ms']:.3f} -> {d['sparse_ms']:.3f} ms"
-                            for d in self.sparse_gains[:top])
+            names = ", ".join(f"{d['name']} ({d['channels']} ch) {d['dense_ms']:.3f} -> {d['sparse_ms']:.3f} ms"
+                              for d in self.sparse_gains[:top])
             lines.append(f"2:4 sparse weights: {len(self.sparse_gains)} layer(s) gain {saved:.3f} ms against dense, "
-                         f"largest: {top}")
+                         f"largest: {names}")
         lines += _advice_lines(self.advice)
         return "\n".join(lines)
 

@@ -169,12 +169,10 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
 
 
 def _no_gain(c: StepCost) -> str:
-    """Why 2:4 weights do not shorten an eligible layer."""
-    if c.bound == "overhead":
-        return "its fixed per-layer overhead is longer than its MACs"
-    if c.parts.get("output_bound"):
-        return "its output rate through the SDP/PDP, not its MACs, sets its time"
-    return "DRAM traffic, not MACs, sets its time"
+    """Why 2:4 weights do not shorten an eligible layer: what bounds it is not its MACs."""
+    if c.memory_s >= c.compute_s:
+        return "DRAM traffic, not MACs, sets its time"
+    return "its output rate through the SDP/PDP, not its MACs, sets its time"
 
 
 def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool) -> StepCost:
