@@ -294,8 +294,8 @@ def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3) -> s
     if code in SPARSE_CODES:
         by_ch = Counter(f"{c}->{k}" for c, k in filter(None, chans))
         text += "; channels C->K: " + ", ".join(f"{ck} ({k})" for ck, k in by_ch.most_common(8))
-    if code in ("fallback", "precision_unsupported", "sparse_ineligible"):
-        why = Counter(r.parts.get("sparse_reason", "") if code == "sparse_ineligible" else r.reason for r in hits)
+    if code in ("fallback", "precision_unsupported") + SPARSE_CODES:
+        why = Counter(r.parts.get("sparse_reason", "") if code in SPARSE_CODES else r.reason for r in hits)
         text += " (" + "; ".join(f"{w} ({k})" for w, k in why.most_common(3) if w) + ")"
     return text
 
@@ -480,6 +480,7 @@ class ExplainResult:
     ideal_basis: str
     causes: list[dict]
     advice: list[dict]
+    sparse_gains: list[dict] = field(default_factory=list)
 
     @property
     def total_ms(self) -> float:
@@ -490,7 +491,7 @@ class ExplainResult:
         return {"model": e.model, "hardware": e.hardware, "device": e.device, "precision": e.precision,
                 "batch": e.batch, "sparsity": e.sparsity, "total_ms": e.total_ms, "ideal_ms": self.ideal_ms,
                 "ideal_basis": self.ideal_basis, "gap_ms": e.total_ms - self.ideal_ms, "causes": self.causes,
-                "advice": self.advice, "estimate": e.to_dict()}
+                "sparse_gains": self.sparse_gains, "advice": self.advice, "estimate": e.to_dict()}
 
     def render(self, top: int = 8) -> str:
         e = self.estimate
@@ -504,6 +505,12 @@ class ExplainResult:
         if len(self.causes) > top:
             rest = sum(c["ms"] for c in self.causes[top:])
             lines.append(f"  {'(the rest)':<22} {rest:9.4f} ms")
+        if self.sparse_gains:
+            saved = sum(d["dense_ms"] - d["sparse_ms"] for d in self.sparse_gains)
+            names = ", ".join(f"{d['name']} ({d['channels']} ch) {d['dense_ms']:.3f} -> {d['sparse_ms']:.3f} ms"
+                              for d in self.sparse_gains[:top])
+            lines.append(f"2:4 sparse weights: {len(self.sparse_gains)} layer(s) gain {saved:.3f} ms against dense, "
+                         f"largest: {names}")
         lines += _advice_lines(self.advice)
         return "\n".join(lines)
 
@@ -537,4 +544,17 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
     basis = (f"{si(e.macs)} MACs at {si(ctx.rate)} MAC/s, {where}, {ctx.precision.upper()}"
              + (", 2:4 sparse" if ctx.sparse else ""))
     advised = advise(cfg, e, findings(ctx, e, [c["code"] for c in causes]))
-    return ExplainResult(e, ideal, basis, causes, [item for item, _, _ in advised])
+    return ExplainResult(e, ideal, basis, causes, [item for item, _, _ in advised], sparse_gains(e.steps, ctx))
+
+
+def sparse_gains(rows: list[StepRow], ctx: Expectation) -> list[dict]:
+    """The steps that run 2:4 sparse weights, with their dense and sparse times (the cost models' dense_s and
+    sparse_s), largest gain first."""
+    out = []
+    for r in rows:
+        p = r.parts
+        if p.get("sparse") == "used" and "dense_s" in p:
+            ck = _channels(r, ctx)
+            out.append({"name": r.layers[0] if r.layers else r.name, "channels": f"{ck[0]}->{ck[1]}" if ck else "?",
+                        "dense_ms": p["dense_s"] * 1e3, "sparse_ms": p["sparse_s"] * 1e3})
+    return sorted(out, key=lambda d: d["sparse_ms"] - d["dense_ms"])

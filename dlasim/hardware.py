@@ -53,6 +53,7 @@ def _has_number(v) -> bool:
 class Memory(_Block):
     dram_bandwidth_bytes_per_s: float = Field(gt=0)
     l2_bytes: int = Field(default=0, ge=0)
+    emc_clock_hz: Optional[float] = Field(default=None, gt=0)   # DRAM (EMC) clock of that bandwidth
 
 
 class Copies(_Block):
@@ -176,7 +177,23 @@ class PowerMode(_Block):
     description: str = ""
     dla_clock_hz: Optional[float] = Field(default=None, gt=0)
     gpu_clock_hz: Optional[float] = Field(default=None, gt=0)
-    dram_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)
+    emc_clock_hz: Optional[float] = Field(default=None, gt=0)     # the mode's DRAM (EMC) clock cap (nvpmodel)
+    dram_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)   # or the bandwidth itself
+
+    @model_validator(mode="after")
+    def _one_memory_limit(self):
+        if self.emc_clock_hz and self.dram_bandwidth_bytes_per_s:
+            raise PydanticCustomError("two_limits", "give emc_clock_hz or dram_bandwidth_bytes_per_s, not both",
+                                      {"field": "emc_clock_hz"})
+        return self
+
+
+def emc_bandwidth(peak_bytes_per_s: float, peak_emc_hz: float, mode_emc_hz: float) -> float:
+    """DRAM bandwidth under an EMC clock cap: the bus width and data rate per clock are fixed, so bandwidth
+    scales with the EMC clock (reference/dla.md s2: nvpmodel caps EMC per mode, e.g. AGX Orin 15W at 2133 MHz;
+    s0.1 fact 6: 204.8 GB/s = 256-bit LPDDR5-6400, i.e. a 3200 MHz EMC clock). A cap above the peak clock
+    does not bind."""
+    return peak_bytes_per_s * min(mode_emc_hz, peak_emc_hz) / peak_emc_hz
 
 
 class Platform(_Block):
@@ -195,6 +212,11 @@ class Platform(_Block):
     def _default_mode_exists(self):
         if self.dla is None and self.gpu is None:
             raise PydanticCustomError("no_device", "a platform needs a [dla] or a [gpu] block", {"field": "dla"})
+        for name, pm in self.power_modes.items():
+            if pm.emc_clock_hz and not self.memory.emc_clock_hz:
+                raise PydanticCustomError("no_emc", "power mode sets emc_clock_hz but [memory] has no emc_clock_hz "
+                                          "(the EMC clock of dram_bandwidth_bytes_per_s)",
+                                          {"field": f"power_modes.{name}.emc_clock_hz"})
         if self.default_power_mode and self.default_power_mode not in self.power_modes:
             raise PydanticCustomError("bad_mode", "'{mode}' is not in power_modes",
                                       {"field": "default_power_mode", "mode": self.default_power_mode})
@@ -210,8 +232,11 @@ class Platform(_Block):
             raise SpecError(f"{self.name}: unknown power mode {mode!r} (known: {known})")
         pm = self.power_modes[mode]
         upd: dict = {"mode": mode}
-        if pm.dram_bandwidth_bytes_per_s:
-            upd["memory"] = self.memory.model_copy(update={"dram_bandwidth_bytes_per_s": pm.dram_bandwidth_bytes_per_s})
+        bw = pm.dram_bandwidth_bytes_per_s
+        if pm.emc_clock_hz:
+            bw = emc_bandwidth(self.memory.dram_bandwidth_bytes_per_s, self.memory.emc_clock_hz, pm.emc_clock_hz)
+        if bw:
+            upd["memory"] = self.memory.model_copy(update={"dram_bandwidth_bytes_per_s": bw})
         if pm.dla_clock_hz and self.dla:
             upd["dla"] = self.dla.model_copy(update={"clock_hz": pm.dla_clock_hz})
         if pm.gpu_clock_hz and self.gpu:
@@ -230,7 +255,8 @@ def _format_error(path: str, err: ValidationError) -> str:
         msg = "required field is missing"
     elif e["type"] == "extra_forbidden":
         msg = "unknown field (not allowed)"
-    elif "input" in e and e["type"] not in ("value_error", "no_source", "bad_source", "bad_mode", "no_device"):
+    elif "input" in e and e["type"] not in ("value_error", "no_source", "bad_source", "bad_mode", "no_device",
+                                            "two_limits", "no_emc"):
         got = repr(e["input"])
         msg = f"{msg}, got {got if len(got) <= 60 else got[:57] + '...'}"
     more = f" (+{len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""

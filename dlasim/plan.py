@@ -11,6 +11,7 @@ from .hardware import Platform
 from .ir import Graph, Layer, Tensor
 
 ANCHOR_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # ops that set a fused step's cost
+LUT_OPS = frozenset({"Sigmoid", "Tanh"})     # the DLA SDP runs them through its LUT (reference/dla.md s1.3)
 
 
 @dataclass(slots=True)

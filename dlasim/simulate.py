@@ -1,6 +1,8 @@
 """Plan -> Estimate: cost every step and collect the rows and totals."""
 from __future__ import annotations
 
+from collections import Counter
+
 from .cost import cost_step
 from .plan import Plan
 from .report import Estimate, StepRow
@@ -24,6 +26,8 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
     if unmodelled:
         warnings.append(f"{len(unmodelled)} layer(s) with operators dlasim does not model were costed "
                         f"conservatively as memory-bound GPU kernels: {', '.join(unmodelled[:5])}")
+    if plan.sparsity != "disable":
+        warnings += _sparse_warning(plan.sparsity, rows)
     g = plan.graph
     return Estimate(model=g.name, hardware=plan.platform.label, device=plan.device, precision=plan.precision,
                     batch=plan.batch, sparsity=plan.sparsity, total_ms=total, steps=rows,
@@ -32,3 +36,14 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
                     decisions=[{"layer": d.layer, "pass": d.pass_name, "action": d.action, "reason": d.reason}
                                for d in plan.decisions],
                     warnings=warnings, label=label)
+
+
+def _sparse_warning(sparsity: str, rows: list[StepRow]) -> list[str]:
+    """A warning when --sparsity cannot take effect: no layer runs 2:4 sparse weights (why, most common first)."""
+    convs = [r for r in rows if r.kind == "layer" and r.macs]
+    if not convs or any(r.parts.get("sparse") == "used" for r in convs):
+        return []
+    why = Counter(r.parts.get("sparse_reason") or "not costed with 2:4 weights" for r in convs)
+    top = "; ".join(f"{w} ({n})" for w, n in why.most_common(3))
+    return [f"--sparsity={sparsity} has no effect: none of the {len(convs)} layers with MACs runs 2:4 sparse "
+            f"weights ({top})"]

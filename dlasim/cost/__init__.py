@@ -54,7 +54,7 @@ def cost_step(step: Step, plan: Plan) -> StepCost:
     if step.kind == "overhead":
         return dla.launch_cost(step, plan.platform)
     if step.device == "dla":
-        return dla.layer_cost(step, plan.graph, plan.platform)
+        return dla.layer_cost(step, plan.graph, plan.platform, plan.sparsity)
     return gpu.layer_cost(step, plan.graph, plan.platform, plan.sparsity)
 
 

@@ -14,18 +14,24 @@ Sources (reference/dla.md):
   input chunk" moves fewer bytes. time = max(MAC cycles, DRAM cycles), plus weight fetches the MAC array
   waits for when the CBUF cannot double-buffer a kernel group (conv_traffic).
 - s1.4: feature maps in memory pad C to a 32-byte atom (kCHW16 FP16 / kCHW32 INT8).
+- s3.6 / s0.1 fact 15: Orin (v2) 2:4 structured sparsity, INT8 convolutions with C > 64 only; s0.1 fact 3
+  and s2: 105 sparse TOPS = 2x the dense rate. Modelled as an atomic op covering twice the input channels
+  (ceil(C / 2 atomic_c) channel atoms, so C <= 64 gains nothing, as the C > 64 rule says [INF]) and
+  2:4-compressed weights (geometry.sparse_weight_bytes) in DRAM and the CBUF; the time is still
+  max(MAC, SDP, DRAM), so memory- or output-bound layers gain little ("speedup scales with how math-bound
+  the layer is", s3.6).
 """
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 from ..hardware import Dla, Platform
 from ..ir import Graph
-from ..plan import Step
+from ..plan import LUT_OPS, Step
 from . import StepCost, elems, finish
-from .geometry import ConvShape, step_conv_shape
+from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
 
-LUT_OPS = frozenset({"Sigmoid", "Tanh"})
 SHUFFLE_OPS = frozenset({"Reshape", "Flatten", "Transpose", "Slice", "Split", "Resize", "Upsample",
                          "Squeeze", "Unsqueeze"})
 
@@ -57,11 +63,33 @@ def on_depthwise_processor(cs: ConvShape, dla: Dla) -> bool:
     return bool(dla.depthwise_macs_per_cycle) and cs.depthwise and not cs.transposed
 
 
-def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool) -> tuple[float, float]:
-    """(MAC-array cycles, ideal cycles) of a convolution on the DLA (dla.md s1.2)."""
-    ac, ak = dla.mac_atomic_c, dla.atomic_k(precision)
-    peak = ac * ak
-    ideal = cs.macs / peak
+def sparse_eligible(step: Step, cs: ConvShape, dla: Dla) -> tuple[bool, str]:
+    """(True, "") if the DLA runs this conv step with 2:4 sparse weights, else (False, why not).
+
+    dla.md s3.6 [SPEC]: Orin DLA only ("Structured sparsity is a new feature of ... the DLAs in Orin"), INT8
+    convolutions only, 2:4 "along the C dimension" with C > 64 (the kernel's input channels, C/groups)."""
+    if not dla.sparse_int8_conv:
+        return False, f"DLA {dla.version} has no 2:4 structured sparsity (Orin's DLA v2 has)"
+    if step.precision != "int8":
+        return False, f"runs FP16{' (' + step.reason + ')' if step.reason else ''}; DLA 2:4 sparsity is INT8 only"
+    op = step.anchor.op
+    if op != "Conv":
+        return False, f"{op}: DLA 2:4 sparsity applies to convolutions only"
+    if on_depthwise_processor(cs, dla):
+        return False, "depthwise convolution (1 input channel per kernel, on the depthwise processor)"
+    cg = cs.c // cs.groups
+    if cg <= dla.sparse_min_channels:
+        return False, f"{cg} input channels per kernel, the DLA needs C > {dla.sparse_min_channels}"
+    return True, ""
+
+
+def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool,
+                sparse: bool = False) -> tuple[float, float]:
+    """(MAC-array cycles, ideal dense cycles) of a convolution on the DLA (dla.md s1.2). With 2:4 `sparse`
+    weights an atomic op covers 2 x atomic_c input channels (s3.6, the module docstring)."""
+    ak = dla.atomic_k(precision)
+    ideal = cs.macs / (dla.mac_atomic_c * ak)
+    ac = dla.mac_atomic_c * (2 if sparse else 1)
     if first_layer and cs.c <= 4 and not cs.transposed:
         return ideal / dla.image_mode_utilization, ideal
     if on_depthwise_processor(cs, dla):
@@ -76,7 +104,8 @@ def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool) -> t
     return blocks * cs.r * cs.s * per_block, ideal
 
 
-def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_bytes: int) -> tuple[int, int, int]:
+def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_bytes: int,
+                 sparse: bool = False) -> tuple[int, int, int]:
     """(DRAM bytes, of which CBUF refetch, weight bytes fetched while the MAC array waits) of one conv layer.
 
     The NVDLA spreadsheet's per-frame traffic (dla.md s1.5), applied to each of the N images: input +
@@ -86,7 +115,7 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     unit of the s3.3 CBUF check) must hold two kernel groups (s1.4: 16 FP16 / 32 INT8 kernels) for the next
     group to be fetched while the current one computes; with room for only one, every weight fetch stalls
     the MAC array (s1.2: weights stay in the MAC cells for a stripe, the data and weight buffers are
-    circular). Those bytes are returned as the third value.
+    circular). Those bytes are returned as the third value. `sparse`: the weights are 2:4-compressed.
     """
     x_img = _atom_bytes(cs.h * cs.w, cs.c, bpe)
     x_in = cs.n * x_img
@@ -94,7 +123,8 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     if cs.h * cs.w == 1 and cs.p * cs.q == 1:
         # FC: multi-batch mode interleaves the batch inside each stripe (s1.2), one weight pass for all
         x_img, images = x_in, 1
-    kernel_bytes = (cs.c // cs.groups) * cs.r * cs.s * bpe
+    per_kernel = (cs.c // cs.groups) * cs.r * cs.s
+    kernel_bytes = sparse_weight_bytes(per_kernel, bpe) if sparse else per_kernel * bpe
     wt = cs.k * kernel_bytes
     base = x_in + wt + out_bytes + extra_in_bytes
     cbuf = dla.cbuf_bytes
@@ -117,56 +147,100 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     return best, best - base, stalled
 
 
-def layer_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
+def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") -> StepCost:
+    dla = plat.dla
+    cs = step_conv_shape(step, g)
+    if cs is not None:
+        dense = _conv_cost(step, g, plat, cs, False)
+        if sparsity == "disable":
+            return dense
+        ok, why = sparse_eligible(step, cs, dla)
+        if not ok:
+            dense.parts.update(sparse="ineligible", sparse_reason=why)
+            return dense
+        sp = _conv_cost(step, g, plat, cs, True)
+        times = {"dense_s": dense.total_s, "sparse_s": sp.total_s}
+        if sp.total_s < dense.total_s:
+            sp.parts.update(sparse="used", **times)
+            return sp
+        dense.parts.update(sparse="too_small", sparse_reason=_no_gain(dense), **times)
+        return dense
+    return _sdp_cost(step, g, plat)
+
+
+def _no_gain(c: StepCost) -> str:
+    """Why 2:4 weights do not shorten an eligible layer: what bounds it is not its MACs."""
+    if c.memory_s >= c.compute_s:
+        return "DRAM traffic, not MACs, sets its time"
+    return "its output rate through the SDP/PDP, not its MACs, sets its time"
+
+
+def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool) -> StepCost:
     dla = plat.dla
     p = step.precision
     bpe = _bpe(p)
     hz = dla.clock_hz
     bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
     out_bytes = _fmaps_bytes(step.outputs, bpe)
-    cs = step_conv_shape(step, g)
-    if cs is not None:
-        first = step.inputs and step.inputs[0].name in g.inputs
-        mac_cycles, ideal = conv_cycles(cs, dla, p, bool(first))
-        conv_out = cs.n * cs.k * cs.p * cs.q
-        uses_lut = not LUT_OPS.isdisjoint([l.op for l in step.members])
-        sdp_rate = dla.sdp_eltwise_elems_per_cycle if uses_lut else dla.sdp_elems_per_cycle
-        sdp_cycles = conv_out / sdp_rate
-        pdp_cycles = conv_out / dla.pdp_elems_per_cycle if step.attrs.get("fused_pool") else 0.0
-        cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
-        residual = _fmaps_bytes(step.inputs[1:], bpe)
-        traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual)
-        eff = dla.mac_eff(p)
-        stall_s = stalled / bw
-        compute = cycles / (hz * eff) + stall_s
-        # cycles above the ideal are channel padding on the MAC array; on the depthwise processor, its rate
-        pad_s = 0.0 if on_depthwise_processor(cs, dla) else max(mac_cycles - ideal, 0) / (hz * eff)
-        return finish(compute, traffic / bw, dla.layer_overhead_s, cs.macs, traffic,
-                      ideal_s=ideal / hz, padding_s=pad_s if mac_cycles >= sdp_cycles else 0.0,
-                      refetch_bytes=refetch, refetch_s=refetch / bw, weight_stall_s=stall_s,
-                      output_bound=sdp_cycles > mac_cycles or pdp_cycles > mac_cycles)
-    # standalone SDP / PDP / CDP / shuffle layers (dla.md s1.3, s6.1: bandwidth-bound at their rates)
-    in_bytes = _fmaps_bytes(step.inputs, bpe)
-    n_in = elems(step.inputs)
+    first = step.inputs and step.inputs[0].name in g.inputs
+    mac_cycles, ideal = conv_cycles(cs, dla, p, bool(first), sparse)
+    conv_out = cs.n * cs.k * cs.p * cs.q
+    uses_lut = not LUT_OPS.isdisjoint([l.op for l in step.members])
+    sdp_rate = dla.sdp_eltwise_elems_per_cycle if uses_lut else dla.sdp_elems_per_cycle
+    sdp_cycles = conv_out / sdp_rate
+    pdp_cycles = conv_out / dla.pdp_elems_per_cycle if step.attrs.get("fused_pool") else 0.0
+    cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
+    residual = _fmaps_bytes(step.inputs[1:], bpe)
+    traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual, sparse)
+    eff = dla.mac_eff(p)
+    stall_s = stalled / bw
+    compute = cycles / (hz * eff) + stall_s
+    # cycles above the ideal (of the sparse rate when sparse) are channel padding on the MAC array; on the
+    # depthwise processor, its rate
+    run = ideal / 2 if sparse else ideal
+    pad_s = 0.0 if on_depthwise_processor(cs, dla) else max(mac_cycles - run, 0) / (hz * eff)
+    return finish(compute, traffic / bw, dla.layer_overhead_s, cs.macs, traffic,
+                  ideal_s=ideal / hz, padding_s=pad_s if mac_cycles >= sdp_cycles else 0.0,
+                  refetch_bytes=refetch, refetch_s=refetch / bw, weight_stall_s=stall_s,
+                  output_bound=sdp_cycles > mac_cycles or pdp_cycles > mac_cycles)
+
+
+def _sdp_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
+    """Standalone SDP / PDP / CDP / shuffle layers (dla.md s1.3, s6.1: bandwidth-bound at their rates).
+
+    An SDP pass streams its output's elements at the SDP rate (16 elem/cycle on v1; 4 through the LUT or
+    with an element-wise operand, the Y block, s0.1 fact 9) and reads every operand from memory: a tensor that several
+    members read (SiLU's x as the multiply's operand after the add or LUT that also reads it) is read once
+    per use (s1.3: the second operand comes from memory)."""
+    dla = plat.dla
+    bpe = _bpe(step.precision)
+    hz = dla.clock_hz
+    bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
+    out_bytes = _fmaps_bytes(step.outputs, bpe)
     anchor = step.anchor
     op = anchor.op if anchor is not None else step.op
     if op == "Concat":
         # producers write into the concatenated buffer; nothing moves (TensorRT concat elimination)
         return finish(0.0, 0.0, dla.layer_overhead_s, 0, 0, in_place=True)
+    uses = Counter(n for layer in step.members for n in layer.inputs)
+    in_bytes = reads = 0
+    for t in {t.name: t for t in step.inputs}.values():
+        k = max(1, uses[t.name])
+        reads += k
+        in_bytes += k * _fmap_bytes(t.shape, bpe)
+    n = elems(step.outputs)
     if op in ("MaxPool", "AveragePool"):
-        rate = dla.pdp_elems_per_cycle
+        rate, n = dla.pdp_elems_per_cycle, elems(step.inputs)
     elif op == "LRN":
         rate = dla.cdp_elems_per_cycle
-    elif op in LUT_OPS or op == "Softmax":
-        rate = dla.sdp_eltwise_elems_per_cycle
     elif op in SHUFFLE_OPS:
         rate = float("inf")          # a DMA copy: bytes only
-    elif len(step.inputs) > 1:
+    elif op == "Softmax" or reads > 1 or not LUT_OPS.isdisjoint([l.op for l in step.members]):
         rate = dla.sdp_eltwise_elems_per_cycle
     else:
         rate = dla.sdp_elems_per_cycle
     nbytes = in_bytes + out_bytes
-    return finish(n_in / rate / hz, nbytes / bw, dla.layer_overhead_s, 0, nbytes)
+    return finish(n / rate / hz, nbytes / bw, dla.layer_overhead_s, 0, nbytes)
 
 
 def launch_cost(step: Step, plat: Platform) -> StepCost:

@@ -39,10 +39,24 @@ class ConvShape:
         return self.groups > 1 and self.groups == self.c
 
     @property
+    def weights(self) -> int:
+        """Number of weights: K kernels of C/groups x R x S."""
+        return self.k * (self.c // self.groups) * self.r * self.s
+
+    @property
     def macs(self) -> int:
         if self.transposed:
             return self.n * self.c * self.h * self.w * (self.k // self.groups) * self.r * self.s
         return self.n * self.k * self.p * self.q * (self.c // self.groups) * self.r * self.s
+
+
+def sparse_weight_bytes(n_weights: int, bpe: int) -> int:
+    """Bytes of `n_weights` dense weights stored 2:4-compressed: the kept half at `bpe` bytes each plus 2 bits
+    of metadata per kept value (its index in the group of 4), i.e. one bit per dense weight whatever the
+    precision (reference/gpu_tensorrt.md s2.1: sparse tensor cores "read only the non-zeros + 2-bit
+    metadata"). INT8, 4096 weights: 2048 + 512 = 2560 B; FP16: 4096 + 512 = 4608 B."""
+    kept = -(-n_weights // 2)
+    return kept * bpe + -(-kept * 2 // 8)
 
 
 def conv_shape(layer: Layer, g: Graph, params: tuple | None = None) -> ConvShape | None:

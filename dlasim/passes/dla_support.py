@@ -23,6 +23,8 @@ REWRITES = {
     "Softmax": "run Softmax on the GPU or target Orin (DLA v2)",
     "ReduceMean": "use AveragePool (kernel <= 8) or a 1x1 convolution",
     "HardSwish": "use ReLU, or build HardSwish from Clip and Mul",
+    "Swish": "export SiLU as Sigmoid and Mul (DLA-supported, as two extra SDP passes) or use ReLU",
+    "Gelu": "build GELU from Mul, Add and Tanh (DLA-supported, as extra SDP passes) or use ReLU",
 }
 
 

@@ -6,11 +6,20 @@ PWN kernel; convolutions that read the same tensor with the same kernel, stride,
 epilogue run as one wider convolution, named `a || b || c` in the profile (gpu_tensorrt.md s4.2 profile
 names; the Xavier GoogLeNet profile, validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile, has
 nine such rows, one per inception block's 1x1 convs). DLA (reference/dla.md s1.3, s6.1): conv -> SDP (bias,
-BN, activation, element-wise) -> PDP (pooling) run as one hardware layer, without a DRAM round trip.
+BN, activation, element-wise) -> PDP (pooling) run as one hardware layer, without a DRAM round trip,
+within what one SDP pass can do (s1.3): it carries one stream of elements and takes a second element-wise
+operand only from memory ("online": one operand from the conv pipe, the other from memory), and its LUT
+(sigmoid, tanh) comes after its element-wise stages. So an activation built as a product of the stream
+with a function of itself (SiLU = x * sigmoid(x), HardSwish = x * clip(x + 3, 0, 6) / 6, the tanh form of
+GELU) cannot stay in the conv's pass: the conv writes x to DRAM, the LUT runs as its own pass (x -> s) and
+the multiply as another that reads x back as its second operand; an op that reads a LUT output starts a
+new pass [INF from s1.3 and s1.5, which adds the second operand's bytes for conv + eltwise]. Single-op
+Mish, HardSwish, GELU and Swish are not DLA ops in TensorRT (s4.1: "DLA SW supports but TRT doesn't
+expose"), so they fall back to the GPU before fusion (passes/dla_support.py).
 """
 from __future__ import annotations
 
-from ..plan import ANCHOR_OPS, Decision, Step
+from ..plan import ANCHOR_OPS, LUT_OPS, Decision, Step
 
 POINTWISE = frozenset({"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Mish", "Softplus", "Elu",
                        "HardSigmoid", "HardSwish", "Gelu", "Exp", "Abs", "Add", "Sub", "Mul", "Div", "Max",
@@ -59,7 +68,10 @@ def fuse(plan) -> None:
         ok = fusable[device]
         into = f"fused into {head.members[0].name}"
         after = f" after {head.op} on {device.upper()}"
+        sdp = device == "dla"
         while True:
+            if sdp and not LUT_OPS.isdisjoint([l.op for l in head.members]):
+                break                      # the LUT is the SDP pass's last stage: what reads it is a new pass
             out = head.outputs[0]
             if out.name in graph_outputs:
                 break
@@ -74,6 +86,11 @@ def fuse(plan) -> None:
                 continue
             region = _closed_region(out.name, by_input, ok)
             if region is None:
+                break
+            why = _sdp_split(region, out.name) if sdp else ""
+            if why:
+                for s in region:
+                    plan.decisions.append(Decision(s.name, "fuse", f"not fused into {head.members[0].name}", why))
                 break
             for s in region:
                 absorb(head, s, into, after)
@@ -211,6 +228,27 @@ def _closed_region(tensor: str, by_input: dict, ok) -> list[Step] | None:
             return None
         region.extend({id(u): u for u in new}.values())  # Steps are unhashable dataclasses
     return None
+
+
+def _sdp_split(region: list[Step], tensor: str) -> str:
+    """Why one DLA SDP pass that produces `tensor` cannot also run `region` (module docstring), or "".
+
+    A member that takes two operands from the pass's own stream (`tensor` or an output inside the region)
+    needs one of them from memory; a member that reads a LUT op's output needs a pass after the LUT."""
+    stream = {tensor}
+    for s in region:
+        stream.update(o.name for o in s.outputs)
+    lut = {o.name: s for s in region if s.op in LUT_OPS for o in s.outputs}
+    why = []
+    for s in region:
+        names = [t.name for t in s.inputs]
+        if len(names) > 1 and all(n in stream for n in names):
+            why.append(f"{s.name} ({s.op}) multiplies {tensor} by a function of itself: the SDP takes a second "
+                       f"operand only from memory, so {tensor} is written to DRAM and read back")
+        src = next((lut[n] for n in names if n in lut), None)
+        if src is not None:
+            why.append(f"{s.name} reads the {src.op} LUT output, the last stage of an SDP pass: another pass")
+    return "; ".join(why)
 
 
 def _joins_alone(step: Step, tensor: str) -> bool:
