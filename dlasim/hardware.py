@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -16,8 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from .errors import SpecError
+from .resources import spec_dir
 
-SPEC_DIR = Path(__file__).resolve().parent.parent / "hardware_specs"
+try:                                   # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:            # Python 3.10: the same parser, published as tomli
+    import tomli as tomllib
+
+SPEC_DIR = spec_dir()
 Precision = Literal["fp32", "fp16", "int8"]
 
 
