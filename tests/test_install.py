@@ -1,8 +1,10 @@
 """Packaging: the built wheel carries the spec files and validation cases, and the installed CLI finds them.
 
 Builds an sdist and a wheel from a copy of the sources (`python -m build --no-isolation`, so nothing is
-downloaded), installs the wheel into a fresh venv that sees this Python's numpy/onnx/pydantic
-(--system-site-packages) and runs the installed `dlasim` from a folder outside the repository.
+downloaded), installs the wheel into a fresh venv that sees this Python's numpy/onnx/pydantic (a .pth file
+naming this interpreter's site-packages: like --system-site-packages, but also right when this Python is itself
+a venv, and without running that site's .pth files, so an editable dlasim there stays out) and runs the
+installed `dlasim` from a folder outside the repository.
 """
 import importlib.util
 import json
@@ -10,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -52,10 +55,14 @@ def installed(tmp_path_factory):
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     wheel = next((tmp / "dist").glob("dlasim-*.whl"))
     venv = tmp / "venv"
-    r = run(sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv))
+    r = run(sys.executable, "-m", "venv", "--without-pip", str(venv))
     assert r.returncode == 0, r.stderr
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
-    # pip comes from the system site; --ignore-installed: an editable dlasim there must not count as installed
+    r = run(str(bindir / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    assert r.returncode == 0, r.stderr
+    outer = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    (Path(r.stdout.strip()) / "_outer_site.pth").write_text("".join(f"{p}\n" for p in outer))
+    # pip comes from the outer site; --ignore-installed: a dlasim there must not count as installed
     r = run(str(bindir / "python"), "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--ignore-installed",
             str(wheel))
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
