@@ -72,6 +72,8 @@ def kind(path) -> str | None:
         return None
     if b"&&&& RUNNING TensorRT" in head or b"[TRT]" in head:
         return "log"
+    if head.lstrip()[:1] in (b"[", b"{"):           # a profile saved as .profile, .txt, ...
+        return _json_kind(p)
     return None
 
 

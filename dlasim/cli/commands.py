@@ -51,7 +51,7 @@ def _platform(r, warnings: list[str]):
 def run_warnings(r, est) -> list[str]:
     """Warnings that need the estimate: --noTF32 with nothing in FP32, --int8 without --fp16 on the GPU."""
     out = []
-    gpu_fp32 = any(s.device == "gpu" and s.precision == "fp32" for s in est.steps)
+    gpu_fp32 = any(s.device == "gpu" and s.kind == "layer" and s.precision == "fp32" for s in est.steps)
     if r.no_tf32 and not gpu_fp32 and est.device == "gpu":
         out.append(f"--noTF32 has no effect: no GPU layer runs in FP32 at precision {est.precision}")
     if r.int8_without_fp16:
@@ -191,9 +191,10 @@ def cmd_calibrate(a) -> Output:
     if a.layer_info:
         check_profile(a.layer_info, "--layer-info", layer_info=True)
     result = calibrate.calibrate_cli(a)
+    warnings = tuple(result.pop("warnings", ()))
     if a.format == "json":
-        return Output(document(result, result.get("warnings", ())), (), False)
-    return Output(calibrate.render(result))
+        return Output(document(result, warnings), warnings, False)
+    return Output(calibrate.render(result), warnings)
 
 
 def cmd_inspect(a) -> Output:
