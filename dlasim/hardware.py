@@ -1,6 +1,6 @@
 """Hardware spec files (hardware_specs/*.toml) -> validated Platform objects.
 
-Rules (DESIGN.md): TOML read with tomllib (duplicate keys rejected), pydantic models with extra="forbid",
+Rules (docs/DESIGN.md): TOML read with tomllib (duplicate keys rejected), pydantic models with extra="forbid",
 SI units in field names, and every number named in the block's `sources` table. A bad file raises
 SpecError with one line naming the file, the field and what was expected.
 """

@@ -25,7 +25,7 @@ When the un-profiled GPU compute median is known (the trex metadata next to the 
 `gpu_compute_ms` option) the rows are first corrected for the per-layer profiling overhead
 (gpu_tensorrt.md s4.2, trtexec.corrected_rows). The cause of a deviation comes from the predicted
 step(s): their bound and kind (overhead when the measured time is near the floor of its kernel class,
-memory_bound, channel_padding, reformat, transition, ...), in the cause vocabulary of DESIGN.md.
+memory_bound, channel_padding, reformat, transition, ...), in the cause vocabulary of docs/DESIGN.md.
 """
 from __future__ import annotations
 

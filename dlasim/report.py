@@ -1,6 +1,6 @@
 """Estimate results: one row per step, totals, fallback list; JSON/CSV/table renderers.
 
-The JSON shape is the contract in DESIGN.md ("estimate prints one object"). Results hold only plain
+The JSON shape is the contract in docs/DESIGN.md ("estimate prints one object"). Results hold only plain
 data (no graph or platform objects), so they pickle and compare cheaply.
 """
 from __future__ import annotations

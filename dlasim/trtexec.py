@@ -765,7 +765,7 @@ def _dla_attribution(rows: list[MeasuredLayer]) -> dict | None:
 
 
 def profile_summary(profile_path, layer_info_path=None, top: int = 10) -> dict:
-    """JSON for `dlasim profile FILE [--layer-info FILE]` (DESIGN.md "JSON contract").
+    """JSON for `dlasim profile FILE [--layer-info FILE]` (docs/DESIGN.md "JSON contract").
 
     Keys: source, count, total_ms, layers (every row in order: name, time_ms, kind, share, layers, and
     layer_type/tactic/tile/has_sparse_weights when layer info is joined), by_kind ({kind: time_ms,
