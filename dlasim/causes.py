@@ -2,7 +2,7 @@
 
 - `compare(model, hw, vary)` estimates one model under each value of one option (precision, sparsity,
   device, batch, hw) and splits the gap between the naive speedup (peak MAC-rate ratio, 2x for 2:4, b1/b2
-  for batch) and the predicted one into the stable cause codes of DESIGN.md ("Cause vocabulary"), with a
+  for batch) and the predicted one into the stable cause codes of docs/DESIGN.md ("Cause vocabulary"), with a
   per-step diff of the two variants (steps matched by the original layers they cover).
 - `explain(model, hw)` splits one configuration's time into a waterfall from the ideal (all MACs at the
   peak of one DLA core or the GPU) to the prediction, in the same codes.
