@@ -46,7 +46,6 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
     kw = dict(gpu_fallback=gpu_fallback, sparsity=sparsity, dla_core=dla_core, input_formats=input_formats,
               output_formats=output_formats)
     e = estimate_plan(build(g, plat, device, precision, **kw), label=label)
-    e.warnings += _weights_warning(g, sparsity)
     if device == "gpu" and precision != "fp32" and e.by_kind().get("reformat", 0.0) > 0.2 * e.total_ms:
         # precision flags allow, not force: TensorRT times the wider precisions too and keeps the faster
         # engine (reference/gpu_tensorrt.md s2.1 "selection is by timing", s3.3 reformat costs)
@@ -58,6 +57,7 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
                                     f"engine's reformat copies cost more than its kernels save "
                                     f"({e.total_ms:.4f} ms vs {alt.total_ms:.4f} ms)")
                 e = alt
+    e.warnings += _weights_warning(g, sparsity)
     return e
 
 

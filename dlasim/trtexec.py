@@ -382,7 +382,7 @@ def parse_profile(path) -> MeasuredProfile:
         warnings.append(f"unknown field '{key}' in {n} record(s), kept in extra")
     if not rows:
         warnings.append("no layer records")
-    total = math.fsum(r.time_ms for r in rows)
+    total = sum(r.time_ms for r in rows)
     if not math.isfinite(total):
         raise ModelError(f"{p}: the per-layer times sum to {total} ms (overflow); expected finite times")
     _attribute_dla_time(rows)
