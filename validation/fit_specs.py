@@ -650,6 +650,12 @@ def main(argv=None) -> int:
     say("\n== a40: no data of its own; copies " + ", ".join(f"{k}={v:.4g}" for k, v in a40.items()))
     queue("a40", a40, a40_src)
 
+    # ---------------- Xavier NX: the same Xavier SoC (DLA v1 cores, Volta SM): every value fitted on AGX Xavier
+    # data is copied, and its source says so (no Xavier NX measurement is fitted)
+    xv, xs = writes.get("xavier-agx", ({}, {}))
+    queue("xavier-nx", dict(xv), {k: f"copied from xavier-agx.toml (same Xavier DLA v1 core / Volta SM; Xavier NX "
+                                     f"is the same SoC), where it reads: {v}" for k, v in xs.items()})
+
     # ---------------- write
     if a.check:
         say("\n--check: nothing written")
