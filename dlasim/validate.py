@@ -20,6 +20,8 @@ held out, decided when the case is added.
 
 metric:
     total_ms                          Estimate.total_ms
+    minus_case:NAME                   this case's total_ms minus that of case NAME (same file): the predicted
+                                      side of a measured gap between two engines
     steps_ms:FILTER[,FILTER...]       sum of step times over the steps matching every filter:
         kind=layer|reformat           step kind in the list       device=dla|gpu
         name^=PREFIX[|PREFIX]          step name starts with one   name!^=PREFIX  starts with none
@@ -32,6 +34,8 @@ measured (a number, or read from the data file the source names):
     csvsum(PATH:COLUMN:KEY=V1|V2)     sum of COLUMN over the rows whose KEY is one of the values
     json(PATH:a.b[k=v,k2=v2].c)       a JSON value; [k=v,...] picks the one list item with those fields
     trex_gpu_median(PATH)             'GPU Compute Time' median of a trex *.profile.metadata.json
+    fps_gap_ms(PATH:COLUMN:KEY=A|B)    1000/value(A) - 1000/value(B) of two FPS rows (ms): work both runs
+                                      share, such as an app's host pre/post-processing, cancels
 unit (to milliseconds): ms; us; qps (latency of one inference = engines / qps); img_per_s (latency of one
 inference of the batch = batch * engines / img_per_s). `engines` (default 1) is the number of engines that
 share the throughput, e.g. 2 for Orin's two DLAs.
@@ -147,6 +151,17 @@ def measured_value(expr: str, root: Path = ROOT) -> float:
         path, _, sel = arg.partition(":")
         data = json.loads(_data_path(path, root).read_text(encoding="utf-8"))
         return float(_json_select(data, sel))
+    if fn == "fps_gap_ms":
+        path, col, sel = arg.split(":", 2)
+        key, _, values = sel.partition("=")
+        a, sep, b = values.partition("|")
+        if not sep:
+            raise DlasimError(f"fps_gap_ms: expected {key}=A|B, got {sel!r}")
+        rows = {r[key]: r for r in _csv_rows(_data_path(path, root))}
+        for v in (a, b):
+            if v not in rows:
+                raise DlasimError(f"fps_gap_ms: no row with {key}={v!r} in {path}")
+        return 1e3 / float(rows[a][col]) - 1e3 / float(rows[b][col])
     if fn == "trex_gpu_median":
         from .trtexec import parse_metadata
         return float(parse_metadata(_data_path(arg, root))["gpu_compute_ms"]["median"])
@@ -187,6 +202,7 @@ class _Runner:
         self.graphs: dict = {}
         self.platforms: dict = {}
         self.estimates: dict = {}
+        self.cases: dict = {}             # name -> case, for minus_case metrics
         self._models = None
 
     def graph(self, model: str):
@@ -343,9 +359,18 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
         row["measured_value"] = value
         row["measured"] = to_ms(value, row["unit"], row["batch"], engines)
         est = runner.estimate(case)
-        pred, warn = predicted_value(est, runner.graph(case["model"]), case.get("metric") or "total_ms")
+        metric = case.get("metric") or "total_ms"
+        if metric.startswith("minus_case:"):
+            other = runner.cases.get(metric.split(":", 1)[1].strip())
+            if other is None:
+                raise DlasimError(f"metric {metric!r}: no such case in the file")
+            pred, warn = est.total_ms - runner.estimate(other).total_ms, []
+        else:
+            pred, warn = predicted_value(est, runner.graph(case["model"]), metric)
         row["predicted"] = pred
         row["warnings"] = list(est.warnings) + warn
+        if not row["measured"] > 0:
+            raise DlasimError(f"measured value must be positive, got {row['measured']}")
         row["error_pct"] = error_pct(pred, row["measured"])
         if not math.isfinite(row["error_pct"]):
             raise DlasimError(f"error is not finite (measured {row['measured']})")
@@ -373,6 +398,7 @@ def run(suite: str | None = None, path: str | Path | None = None, platforms: dic
         cases = [c for c in cases if c.get("suite") in wanted]
     runner = _Runner()
     runner.platforms.update(platforms or {})
+    runner.cases = {c["name"]: c for c in load_cases(path)}
     rows = [run_case(c, runner) for c in cases]
     summary = summarize(rows)
     summary["all"] = summarize(rows)

@@ -126,9 +126,42 @@ def test_every_case_names_its_family_and_public2_rows_are_held_out():
     p2 = [r for r in rows if "public2" in r["measured"]]
     assert len(p2) >= 45
     for r in p2:
+        if r["measured"].startswith("fps_gap_ms("):           # a gap of two app-level rows: host work cancels
+            a, b = r["measured"].rsplit("case_id=", 1)[1].rstrip(")").split("|")
+            assert r["fitted"] == "no" and a in r["source"] and b in r["source"]
+            assert validate.measured_value(r["measured"]) == pytest.approx(
+                1e3 / float(public2[a]["value"]) - 1e3 / float(public2[b]["value"]))
+            continue
         assert r["fitted"] == "no", r["name"]
         cid = r["measured"].rsplit("case_id=", 1)[1].rstrip(")")
         assert cid in r["source"] and public2[cid]["quote"].strip() in r["source"]
         assert validate.measured_value(r["measured"]) == float(public2[cid]["value"])
         if cid.startswith("JKJ-"):                            # app-level FPS includes host work
             assert r["kind"] == "upper_bound"
+
+
+def test_fps_gap_and_minus_case(tmp_path):
+    data = tmp_path / "fps.csv"
+    data.write_text("case_id,value\nA,40\nB,50\n")
+    # 1000/40 - 1000/50 = 25 - 20 = 5 ms
+    assert validate.measured_value(f"fps_gap_ms({data}:value:case_id=A|B)") == pytest.approx(5.0)
+    with pytest.raises(validate.DlasimError, match="no row with case_id='C'"):
+        validate.measured_value(f"fps_gap_ms({data}:value:case_id=A|C)")
+    path = tmp_path / "cases.csv"
+    fields = ["name", "suite", "platform", "model", "device", "precision", "batch", "metric", "measured",
+              "unit", "source"]
+    base = {"suite": "fake", "platform": "xavier-agx", "model": "zoo:seed000_conv1x1", "precision": "int8",
+            "batch": "32", "unit": "ms", "source": "test"}
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerow({**base, "name": "gpu", "device": "gpu", "metric": "total_ms", "measured": "1"})
+        w.writerow({**base, "name": "gap", "device": "dla", "metric": "minus_case:gpu",
+                    "measured": f"fps_gap_ms({data}:value:case_id=A|B)"})
+        w.writerow({**base, "name": "bad", "device": "dla", "metric": "minus_case:nope", "measured": "1"})
+    rows = {r["name"]: r for r in validate.run(path=path)["cases"]}
+    import dlasim
+    dla = dlasim.estimate("zoo:seed000_conv1x1", "xavier-agx", device="dla", precision="int8", batch=32).total_ms
+    assert rows["gap"]["predicted"] == pytest.approx(dla - rows["gpu"]["predicted"])
+    assert rows["gap"]["measured"] == pytest.approx(5.0)
+    assert "no such case" in rows["bad"]["error"]
