@@ -33,7 +33,7 @@ from .hardware import Platform, hardware
 from .ir import Graph
 from .report import Estimate, StepRow
 
-VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw")
+VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw", "model")
 VARIED_ADVICE = {"batch": ("batch",), "precision": ("int8_weights",)}   # advice that would change the varied key
 OUTCOME_CODES = ("fallback", "precision_unsupported", "sparse_too_small", "sparse_ineligible")  # whole steps
 SPARSE_CODES = ("sparse_too_small", "sparse_ineligible")
@@ -120,7 +120,11 @@ class Expectation:
 def ideal_speedup(key: str, a, b, ctx1: Expectation, ctx2: Expectation) -> float:
     """Naive speedup from value a to b: the ratio of the expected MAC rates (peaks; 2x for 2:4), b1/b2 for
     the batch (a time is that of the whole batch)."""
-    return a / b if key == "batch" else ctx2.rate / ctx1.rate
+    if key == "batch":
+        return a / b
+    if key == "model":          # two networks: the ratio of their MACs at the expected rates
+        return ctx2.rate / ctx1.rate * ctx1.graph.macs / max(ctx2.graph.macs, 1)
+    return ctx2.rate / ctx1.rate
 
 
 # ---- one step's time, split into the ideal and the causes -------------------------------------------
@@ -332,6 +336,8 @@ def findings(ctx: Expectation, est: Estimate, codes: list[str]) -> Findings:
 
 
 def _label(key: str, v) -> str:
+    if key == "model":
+        return str(v).removeprefix("zoo:") if isinstance(v, str) else getattr(v, "name", str(v))
     return f"batch {v}" if key == "batch" else str(v)
 
 
@@ -448,6 +454,7 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
         raise DlasimError(f"compare: give at least two values for {key}")
     base = Config.load(model, hw, opts)
     cfgs = [replace(base, hw=hardware(v)) if key == "hw" else
+            Config.load(v, hw, opts) if key == "model" else
             replace(base, opts={**base.opts, key: int(v) if key == "batch" else v}) for v in values]
     labels = [_label(key, v) for v in values]
     ests = [c.estimate(label=lab) for c, lab in zip(cfgs, labels)]

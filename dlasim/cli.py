@@ -50,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--measured", default=None, help="trtexec --exportProfile JSON to compare with")
     cp = sub.add_parser("compare", help="vary one option and attribute the difference")
     _model_options(cp)
-    cp.add_argument("--vary", required=True, action="append", help="KEY=V1,V2 (precision|sparsity|device|batch|hw)")
+    cp.add_argument("--vary", required=True, action="append", help="KEY=V1,V2 (precision|sparsity|device|batch|hw|model; "
+                    "model: two model paths or zoo names, e.g. two Q/DQ placements of one network)")
     va = sub.add_parser("validate", help="predicted vs measured on the validation cases")
     va.add_argument("--suite", default=None)
     va.add_argument("--format", choices=["table", "json"], default="table")
@@ -158,8 +159,9 @@ def _parse_vary(items: list[str]) -> dict:
     for item in items:
         key, eq, vals = item.partition("=")
         key = key.strip()
-        if not eq or key not in ("precision", "sparsity", "device", "batch", "hw"):
-            raise DlasimError(f"--vary: expected KEY=V1,V2 with KEY in precision|sparsity|device|batch|hw, got {item!r}")
+        if not eq or key not in ("precision", "sparsity", "device", "batch", "hw", "model"):
+            raise DlasimError(f"--vary: expected KEY=V1,V2 with KEY in precision|sparsity|device|batch|hw|model, "
+                              f"got {item!r}")
         values = [v.strip() for v in vals.split(",") if v.strip()]
         if len(values) < 2:
             raise DlasimError(f"--vary {key}: give at least two values")
