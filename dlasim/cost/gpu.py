@@ -48,8 +48,10 @@ def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list
     if best is None:
         return t, {}
     tm, tn, tk, nt, waves, kp = best
+    # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM: with tile, wave and K
+    # efficiency and the channel alignment it makes up time / ideal (causes.py splits the time by them)
     return t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn), "wave_eff": nt / (waves * sms),
-               "k_eff": k / kp}
+               "k_eff": k / kp, "rate_eff": eff * gpu.ctas_per_sm}
 
 
 # A pure function of its arguments (all values, no spec objects), so a cached result is never stale. The
