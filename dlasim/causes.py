@@ -321,15 +321,32 @@ def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3) -> s
     if code in ("fallback", "precision_unsupported") + SPARSE_CODES:
         why = Counter(r.parts.get("sparse_reason", "") if code in SPARSE_CODES else r.reason for r in hits)
         text += " (" + "; ".join(f"{w} ({k})" for w, k in why.most_common(3) if w) + ")"
-    return text
+    return text + (_wide_io(rows, ctx, n) if code == "precision_unsupported" else "")
+
+
+def _wide_io(rows: list[StepRow], ctx: Expectation, n: int = 3) -> str:
+    """INT8 layers that write (and read their fused residual in) FP16/FP32 because no Q follows them
+    (passes/qdq.py rule 3): their extra DRAM time, the part of precision_unsupported they carry."""
+    hits = [(step_parts(r, ctx).get("precision_unsupported", 0.0), r) for r in rows
+            if r.kind == "layer" and r.parts.get("float_io_s") and outcome(r, ctx) is None]
+    hits = sorted([h for h in hits if h[0] > 1e-9], key=lambda h: -h[0])
+    if not hits:
+        return ""
+    ms = sum(h[0] for h in hits)
+    why = "; ".join(f"{w} ({k})" for w, k in Counter(r.reason for _, r in hits).most_common(2))
+    return (f"; {len(hits)} INT8 layer(s) write wider outputs / read wider residuals ({why}): {ms:.3f} ms of "
+            f"DRAM time, e.g. {listed([r.layers[0] if r.layers else r.name for _, r in hits], n)}")
 
 
 def amounts(rows: list[StepRow], ctx: Expectation) -> dict[str, float]:
     """Per code, what a reader expects to see: the time of the steps a whole-step cause covers (fallback,
     sparse, precision), otherwise the summed part (copies, launches, losses)."""
     out = totals_by_cause(rows, ctx)
+    wide = sum(step_parts(r, ctx).get("precision_unsupported", 0.0) for r in rows
+               if r.kind == "layer" and r.parts.get("float_io_s") and outcome(r, ctx) is None)
     for code in OUTCOME_CODES:
         out[code] = sum(r.time_ms for r in rows if outcome(r, ctx) == code)
+    out["precision_unsupported"] += wide
     return out
 
 

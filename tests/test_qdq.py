@@ -144,3 +144,31 @@ def test_graph_without_qdq_is_unchanged_by_the_pass():
     before = [(s.name, s.precision, s.out_precision) for s in plan.steps]
     quantize(plan)
     assert [(s.name, s.precision, s.out_precision) for s in plan.steps] == before
+
+
+def test_compare_naive_against_residual_qat_names_reformats_and_fp16_residuals():
+    """Same network, same MACs: the naive expectation is 1x, and the gap is the naive engine's extra Q
+    copies (reformat: its reformat time minus the residual engine's) and the FP16 layers and FP16 outputs /
+    residual inputs of its INT8 layers (precision_unsupported)."""
+    r = dlasim.compare("zoo:resnet18-qat", "a100", vary={"model": ["zoo:resnet18-qat-residual", "zoo:resnet18-qat"]},
+                       device="gpu", precision="int8", batch=32)
+    assert r.ideal_speedup == pytest.approx(1.0)
+    assert r.speedup < 0.8
+    by = {c["code"]: c for c in r.causes}
+    fast, slow = (v.by_kind()["reformat"] for v in r.variants)
+    assert by["reformat"]["ms"] == pytest.approx(slow - fast)
+    assert [c["code"] for c in r.causes[:2]] == ["reformat", "precision_unsupported"]
+    assert "residual input is not quantized" in by["precision_unsupported"]["text"]
+    assert abs(r.unexplained_ms) < 1e-6
+
+
+def test_cli_compare_vary_model(capsys):
+    from dlasim.cli import main
+    rc = main(["compare", "zoo:resnet18-qat", "--hw", "a100", "--device", "gpu", "--int8", "--batch", "8",
+               "--vary", "model=zoo:resnet18-qat-residual,zoo:resnet18-qat", "--format", "json"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    import json
+    d = json.loads(out.out)
+    assert [v["label"] for v in d["variants"]] == ["resnet18-qat-residual", "resnet18-qat"]
+    assert d["causes"][0]["code"] == "reformat"
