@@ -172,3 +172,36 @@ def test_cli_compare_vary_model(capsys):
     d = json.loads(out.out)
     assert [v["label"] for v in d["variants"]] == ["resnet18-qat-residual", "resnet18-qat"]
     assert d["causes"][0]["code"] == "reformat"
+
+
+def test_onnx_weight_quantize_dequantize_of_float_weights_folds_to_int8(tmp_path):
+    """pytorch-quantization exports FP32 weights -> QuantizeLinear -> DequantizeLinear (axis 0) -> Conv: both
+    fold into a constant at import, which counts as INT8 weights (the conv runs INT8)."""
+    from onnx import TensorProto as T
+    from onnx import helper, numpy_helper
+
+    x = helper.make_tensor_value_info("x", T.FLOAT, [2, 8, 16, 16])
+    y = helper.make_tensor_value_info("y", T.FLOAT, None)
+    inits = [numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+             numpy_helper.from_array(np.array(0, np.int8), "z"),
+             numpy_helper.from_array(np.ones((16, 8, 1, 1), np.float32), "wf"),
+             numpy_helper.from_array(np.full((16,), 0.01, np.float32), "ws"),
+             numpy_helper.from_array(np.zeros((16,), np.int8), "wz")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="QuantizeLinear_0"),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="DequantizeLinear_1"),
+             helper.make_node("QuantizeLinear", ["wf", "ws", "wz"], ["wq"], name="QuantizeLinear_2", axis=0),
+             helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], name="DequantizeLinear_3", axis=0),
+             helper.make_node("Conv", ["xd", "w"], ["y"], name="Conv_4", kernel_shape=[1, 1])]
+    path = str(tmp_path / "wq.onnx")
+    onnx.save(helper.make_model(helper.make_graph(nodes, "wq", [x], [y], inits),
+                                opset_imports=[helper.make_opsetid("", 13)]), path)
+    g = dlasim.load(path)
+    assert [l.op for l in g.layers] == ["QuantizeLinear", "DequantizeLinear", "Conv"]
+    assert g.tensors["w"].dtype == "int8"
+    e = dlasim.estimate(path, "a100", device="gpu", precision="int8")
+    assert next(r for r in e.steps if "Conv_4" in r.layers).precision == "int8"
+
+
+def test_dla_only_build_of_a_qdq_network_names_the_rewrite():
+    with pytest.raises(dlasim.BuildError, match="QuantizeLinear.*INT8 scales"):
+        dlasim.estimate("zoo:resnet18-qat", "orin-agx", device="dla", precision="int8", gpu_fallback=False)
