@@ -205,3 +205,18 @@ def test_onnx_weight_quantize_dequantize_of_float_weights_folds_to_int8(tmp_path
 def test_dla_only_build_of_a_qdq_network_names_the_rewrite():
     with pytest.raises(dlasim.BuildError, match="QuantizeLinear.*INT8 scales"):
         dlasim.estimate("zoo:resnet18-qat", "orin-agx", device="dla", precision="int8", gpu_fallback=False)
+
+
+def test_advice_quantizes_the_residuals_and_gap_of_naive_qat():
+    """The rewrite adds exactly the pairs the trex residual + qgap engine has: re-estimated, it predicts
+    what the qat-residual-qgap network predicts."""
+    opts = dict(device="gpu", precision="int8", batch=32)
+    r = dlasim.explain("zoo:resnet18-qat", "a100", **opts)
+    item = next(a for a in r.advice if a["change"] == "quantize_residuals")
+    qgap = dlasim.estimate("zoo:resnet18-qat-residual-qgap", "a100", **opts).total_ms
+    assert item["predicted_ms"] == pytest.approx(qgap, rel=1e-9)
+    from dlasim.advice_qdq import quantize_residuals
+    _, names = quantize_residuals(dlasim.load("zoo:resnet18-qat"))
+    assert names == [f"layer{i}.{j}.add" for i in (1, 2, 3, 4) for j in (0, 1)] + ["avgpool"]
+    none = dlasim.explain("zoo:resnet18-qat-residual-qgap", "a100", **opts)
+    assert not [a for a in none.advice if a["change"] == "quantize_residuals"]
