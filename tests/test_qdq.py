@@ -133,6 +133,11 @@ def test_zoo_qat_variants_order_and_reformat_counts():
         n[v] = sum(r.kind == "reformat" and r.name.endswith(".quantize") for r in e.steps)
     assert n["qat"] == 10          # as the trex qat engine: the network input, 8 block inputs, the FC input
     assert n["qat-residual"] == 2 and n["qat-residual-qgap"] == 1
+    # qat-residual's last Add has a DQ'd skip input but no Q after it (the pool is not quantized): its DQ
+    # cannot fuse and is the one INT8 -> FP16 copy, as the engine's "DequantizeLinear_291"
+    e = dlasim.estimate("zoo:resnet18-qat-residual", "a100", device="gpu", precision="int8", batch=32)
+    dq = [r for r in e.steps if r.kind == "reformat" and r.name.endswith(".dequantize")]
+    assert [r.name for r in dq] == ["layer4.1.residual.dequantize"] and dq[0].precision == "fp16"
     assert t["qat"] > 1.3 * t["qat-residual"] and t["qat-residual-qgap"] < t["qat-residual"]
 
 

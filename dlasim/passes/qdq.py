@@ -22,10 +22,11 @@ quantized to INT8 ... redundant Q/DQ pairs erased"). The rules, as the table QDQ
    validation/data/trex/a100-resnet50/qat/resnet-qat.onnx.engine.graph.json: "QuantizeLinear_15" FP16 ->
    Int8 before every block, because the residual Add's skip input is not quantized).
 
-The pass runs after fusion (it sees the fused conv + add + relu steps), on GPU steps; Q/DQ are not DLA
-layers (dla.md s4.1 supported-layer list), so on a DLA build they fall back to the GPU like any
-unsupported layer and the DLA side keeps the implicit (--int8) precision. Every decision is recorded
-with its rule.
+The pass runs after fusion (it sees the fused conv + add + relu steps) on GPU builds. Q/DQ are not DLA
+layers (dla.md s4.1: "Q/DQ -> collapsed into INT8 scales", tools/qdq-translator), so on a DLA build they
+fall back to the GPU as standalone kernels like any unsupported layer, the DLA side keeps the implicit
+(--int8) precision, and a DLA-only build fails naming that rewrite. Every decision is recorded with its
+rule.
 """
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def has_qdq(plan) -> bool:
 
 def quantize(plan, rules: QdqRules = QDQ_RULES) -> None:
     """Apply the Q/DQ rules to an explicitly quantized network; a no-op for a network without Q/DQ."""
-    if not has_qdq(plan):
+    if plan.device != "gpu" or not has_qdq(plan):
         return
     hi = "fp32" if plan.precision == "fp32" else "fp16"     # rule 4: the higher precision TensorRT may use
     steps = plan.steps
