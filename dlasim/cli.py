@@ -80,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("specs", help="list or show hardware spec files")
     sp.add_argument("action", nargs="?", choices=["list", "show"], default="list")
     sp.add_argument("name", nargs="?")
+    from .concurrent.cli import add_parser as _concurrent_parser
+    _concurrent_parser(sub)
     zo = sub.add_parser("zoo", help="list the built-in networks")
     zo.add_argument("action", nargs="?", choices=["list"], default="list")
     return ap
@@ -240,7 +242,12 @@ def cmd_zoo(a) -> str:
     return "\n".join(f"zoo:{n:<18} {zoo.describe(n)}" for n in zoo.names())
 
 
-COMMANDS = {"estimate": cmd_estimate, "explain": cmd_explain, "compare": cmd_compare, "validate": cmd_validate,
+def cmd_concurrent(a) -> str:
+    from .concurrent.cli import cmd
+    return cmd(a)
+
+
+COMMANDS = {"concurrent": cmd_concurrent, "estimate": cmd_estimate, "explain": cmd_explain, "compare": cmd_compare, "validate": cmd_validate,
             "calibrate": cmd_calibrate, "inspect": cmd_inspect, "profile": cmd_profile, "specs": cmd_specs,
             "zoo": cmd_zoo}
 

@@ -1,0 +1,96 @@
+"""`dlasim concurrent`: several engines at once (GPU + DLA cores), throughput or pipeline, and advice.
+
+    dlasim concurrent zoo:resnet50 --hw orin-agx --int8                 # GPU + every DLA core, same model
+    dlasim concurrent --hw orin-agx --engine zoo:resnet50,device=gpu,batch=8 --engine zoo:googlenet,device=dla1
+    dlasim concurrent --engines set.toml --format json
+    dlasim concurrent --mode pipeline --engine stage1.onnx,device=dla0 --engine stage2.onnx,device=gpu
+    dlasim concurrent zoo:resnet50 zoo:googlenet --hw orin-agx --advise --latency-ms 20
+"""
+from __future__ import annotations
+
+from ..errors import DlasimError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("concurrent", help="engines on the GPU and DLA cores at once: throughput, pipeline, advice")
+    p.add_argument("models", nargs="*", help="with no --engine: this model on the GPU and on every DLA core "
+                                             "(with --advise: the models to place)")
+    p.add_argument("--hw", default=None, help="platform name, name:mode, or a .toml spec path (default orin-agx)")
+    p.add_argument("--engine", action="append", default=[],
+                   help="MODEL[,device=gpu|dla0|dla1][,precision=..][,batch=N][,input_formats=..][,label=..]")
+    p.add_argument("--engines", default=None, help="TOML file with [[engine]] tables (and optional hw, mode)")
+    p.add_argument("--mode", choices=["throughput", "pipeline"], default=None)
+    prec = p.add_mutually_exclusive_group()
+    prec.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default=None)
+    prec.add_argument("--int8", dest="precision", action="store_const", const="int8")
+    prec.add_argument("--fp16", dest="precision", action="store_const", const="fp16")
+    p.add_argument("--batch", type=int, default=None, help="batch of every engine that does not set one")
+    p.add_argument("--inputIOFormats", "--input-io-formats", dest="input_formats", default=None)
+    p.add_argument("--iterations", type=int, default=4, help="simulated iterations per engine after one warm-up")
+    p.add_argument("--advise", action="store_true", help="search assignments and batches for aggregate img/s")
+    p.add_argument("--latency-ms", type=float, default=None, help="--advise: per-engine latency bound")
+    p.add_argument("--batches", default="1,2,4,8,16,32", help="--advise: batches to try")
+    p.add_argument("--format", choices=["table", "json", "html"], default="table")
+    p.add_argument("-o", "--output", default=None)
+
+
+def _defaults(a) -> dict:
+    d = {}
+    if a.precision:
+        d["precision"] = a.precision
+    if a.batch is not None:
+        d["batch"] = a.batch
+    if a.input_formats:
+        d["input_formats"] = a.input_formats
+    return d
+
+
+def cmd(a) -> str:
+    from .. import report
+    from . import advise, concurrent
+    from .engines import make_engine, load_engines, parse_engine
+    if a.format == "html" and not a.output:
+        raise DlasimError("--format html needs -o FILE")
+    if a.iterations < 1:
+        raise DlasimError("--iterations must be >= 1")
+    import dlasim
+    hw, mode, defaults = a.hw, a.mode, _defaults(a)
+    if a.advise:
+        if not a.models:
+            raise DlasimError("concurrent --advise: give the models to place")
+        try:
+            batches = tuple(int(b) for b in a.batches.split(",") if b.strip())
+        except ValueError:
+            raise DlasimError(f"--batches: expected integers, got {a.batches!r}") from None
+        if not batches or min(batches) < 1:
+            raise DlasimError("--batches: give batches >= 1")
+        result = advise(a.models, hw or "orin-agx", a.latency_ms, batches, a.precision or "int8")
+        if a.format == "json":
+            return report.to_json(result.to_dict())
+        if a.format == "html":
+            from .page import advice_page
+            return advice_page(result)
+        return result.render()
+    engines = []
+    if a.engines:
+        engines, top = load_engines(a.engines, defaults)
+        hw = hw or top.get("hw")
+        mode = mode or top.get("mode")
+    engines += [parse_engine(t, defaults) for t in a.engine]
+    if a.models and (a.engine or a.engines):
+        raise DlasimError("concurrent: give MODEL or --engine/--engines, not both")
+    plat = dlasim.hardware(hw or "orin-agx")
+    if a.models:
+        if len(a.models) > 1:
+            raise DlasimError("concurrent: one MODEL (GPU + every DLA core); use --engine for different models")
+        cores = plat.dla.cores if plat.dla else 0
+        engines = [make_engine({**defaults, "model": a.models[0], "device": "gpu"}, "MODEL")]
+        engines += [make_engine({**defaults, "model": a.models[0], "device": f"dla{c}"}, "MODEL")
+                    for c in range(cores)]
+    result = concurrent(engines, plat, mode or "throughput", a.iterations)
+    if a.format == "json":
+        return report.to_json(result.to_dict())
+    if a.format == "html":
+        from .page import concurrent_page
+        return concurrent_page(result)
+    return result.render()
