@@ -314,10 +314,16 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
         value = measured_value(case.get("measured", ""), runner.root)
         row["measured_value"] = value
         row["measured"] = to_ms(value, row["unit"], row["batch"], engines)
-        est = runner.estimate(case)
-        pred, warn = predicted_value(est, runner.graph(case["model"]), case.get("metric") or "total_ms")
-        row["predicted"] = pred
-        row["warnings"] = list(est.warnings) + warn
+        if (case.get("metric") or "").startswith("concurrent:"):   # engines at once: dlasim/concurrent/cases.py
+            from .concurrent.cases import predict_case
+            pred, warn, base = predict_case(case, runner)
+            row["predicted"], row["warnings"] = pred, warn
+            row["sum_alone_ms"], row["sum_alone_error_pct"] = base, error_pct(base, row["measured"])
+        else:
+            est = runner.estimate(case)
+            pred, warn = predicted_value(est, runner.graph(case["model"]), case.get("metric") or "total_ms")
+            row["predicted"] = pred
+            row["warnings"] = list(est.warnings) + warn
         row["error_pct"] = error_pct(pred, row["measured"])
         if not math.isfinite(row["error_pct"]):
             raise DlasimError(f"error is not finite (measured {row['measured']})")
@@ -348,6 +354,12 @@ def run(suite: str | None = None, path: str | Path | None = None) -> dict:
         summary[plat] = summarize([r for r in rows if platform_key(r["platform"]) == plat])
     # cases whose measurement validation/fit_specs.py fitted spec values to are in-sample; the rest held out
     summary["held_out"] = summarize([r for r in rows if not r.get("fitted")])
+    for suite_name in dict.fromkeys(r["suite"] for r in rows if r["metric"] == "concurrent:aggregate"):
+        conc = [r for r in rows if r["metric"] == "concurrent:aggregate" and r["suite"] == suite_name]
+        summary[suite_name] = summarize(conc)
+        ok = [r for r in conc if r.get("error_pct") is not None]
+        summary[suite_name]["closer_than_sum_alone"] = (
+            sum(abs(r["error_pct"]) < abs(r["sum_alone_error_pct"]) for r in ok) / len(ok)) if ok else None
     return {"cases_file": str(Path(path) if path else CASES.relative_to(ROOT)), "suite": suite,
             "cases": rows, "summary": summary}
 
@@ -377,7 +389,8 @@ def render(result: dict) -> str:
         tol = r.get("tolerance_pct")
         flag = "" if r.get("within_tolerance") is None else ("ok" if r["within_tolerance"] else "OUT")
         lines.append(f"{r['name']:<{width}}  {r['platform']:<{pw}}  {r['predicted']:>12.4f}  {r['measured']:>11.4f}  "
-                     f"{r['error_pct']:>+7.1f}%  {_fmt(tol, '.0f', ''):>3}%  {flag:<3}  {'fit' if r.get('fitted') else ''}")
+                     f"{r['error_pct']:>+7.1f}%  {_fmt(tol, '.0f', ''):>3}%  {flag:<3}  {'fit' if r.get('fitted') else ''}"
+                     + (f"  (sum of stand-alone: {r['sum_alone_error_pct']:+.1f}%)" if "sum_alone_error_pct" in r else ""))
     lines.append("")
     s = result.get("summary", {})
     sh = f"{'summary':<12} {'n':>3} {'err':>4} {'median |err|':>12} {'<=10%':>6} {'<=20%':>6} {'<=30%':>6} {'in tol':>6}"
@@ -392,6 +405,10 @@ def render(result: dict) -> str:
         lines.append(f"{key:<12} {v['n']:>3} {v['n_errors']:>4} {_fmt(v['median_abs_error_pct'], '.1f'):>11}% "
                      f"{pct(v['within_10pct']):>6} {pct(v['within_20pct']):>6} {pct(v['within_30pct']):>6} "
                      f"{pct(v['within_tolerance']):>6}")
+    for key, c in s.items():
+        if isinstance(c, dict) and c.get("closer_than_sum_alone") is not None:
+            lines.append(f"{key} aggregates: {pct(c['within_20pct'])} within 20%, {pct(c['closer_than_sum_alone'])} "
+                         f"closer to the measurement than the sum of the stand-alone throughputs")
     lines.append("error = (predicted - measured) / measured; tol = the case's tolerance (validation/cases.csv); "
                  "fit = spec values were fitted to this measurement (validation/fit_specs.py), held_out = the "
                  "others; sources: --format json")
