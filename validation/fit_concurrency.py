@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-SPECS = ("xavier-agx", "orin-agx", "orin-nx-16gb")
+SPECS = ("xavier-agx", "xavier-nx", "orin-agx", "orin-nx-16gb")
 SUITES = ("concurrent", "concurrent-anchored")
 GRID = [round(0.40 + 0.02 * i, 2) for i in range(31)]
 
