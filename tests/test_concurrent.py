@@ -121,3 +121,27 @@ def test_validate_runs_a_concurrent_case(tmp_path):
     assert row["measured"] == pytest.approx(0.5)
     assert row["predicted"] > row["sum_alone_ms"]          # together is slower per image than the naive sum
     assert "closer_than_sum_alone" in res["summary"]["conc"]
+
+
+def test_advice_meets_the_bound_together_and_ranks_by_aggregate():
+    from dlasim.concurrent import advise
+    r = advise(["zoo:resnet18", "zoo:mobilenet_v1"], "orin-agx", latency_ms=4.0, batches=(1, 2, 4, 8))
+    best = r.candidates[0]
+    assert best.feasible
+    assert all(e.together_ms <= 4.0 for e in r.best_result.engines)      # re-simulated, not stand-alone
+    feasible = [c.aggregate_img_per_s for c in r.candidates if c.feasible]
+    assert feasible == sorted(feasible, reverse=True)
+    # two DLA cores are alike: no assignment appears twice with only the cores swapped
+    keys = [tuple(sorted((u[:3], m, b) for u, m, b in c.engines)) for c in r.candidates]
+    assert len(keys) == len(set(keys))
+    none = advise(["zoo:resnet18"], "orin-agx", latency_ms=0.01, batches=(1,))
+    assert not none.candidates[0].feasible and "no assignment" in none.summary()
+
+
+def test_fixed_overhead_does_not_take_turns_on_the_unit():
+    # two GPU steps of 0.2 ms launch/sync + 1 ms kernel: the kernels share the GPU (2 ms), the fixed parts do not
+    g1 = [seg("gpu", 1.2, 0.0, 0, overhead_ms=0.2)]
+    g2 = [seg("gpu", 1.2, 0.0, 0, overhead_ms=0.2)]
+    r = simulate([g1, g2], 100e9)
+    assert r.runs[0].period_s == pytest.approx(2.2e-3)
+    assert r.runs[0].share.unit_s == pytest.approx(1.0e-3)

@@ -42,6 +42,12 @@ class Segment:
         other = body if self.memory_s < body else 0.0
         return self.overhead_s + max(other, self.memory_s / f)
 
+    def shared_time(self, f: float, n: int) -> float:
+        """Its time with n steps on its unit at once: the body takes turns on the unit, the fixed part
+        (launch, synchronisation wait) does not occupy it."""
+        t = self.time_at(f)
+        return t if n <= 1 else self.overhead_s + n * (t - self.overhead_s)
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -89,11 +95,11 @@ class SimResult:
 def dram_factor(running: list[tuple[Segment, int]], capacity: float) -> float:
     """The common factor f (0 < f <= 1) of the memory streams so that their draw fits `capacity`.
 
-    `running`: (segment, number of steps sharing its unit). A step sharing its unit with n-1 others runs
-    1/n of the time, so it draws bytes / (n * time_at(f)).
+    `running`: (segment, number of steps sharing its unit). A step sharing its unit with n-1 others takes
+    shared_time(f, n), so it draws bytes / shared_time(f, n).
     """
     def draw(f: float) -> float:
-        return sum(s.dram_bytes / (n * s.time_at(f)) for s, n in running if s.dram_bytes and s.time_s > 0)
+        return sum(s.dram_bytes / s.shared_time(f, n) for s, n in running if s.dram_bytes and s.time_s > 0)
 
     if capacity <= 0 or draw(1.0) <= capacity:
         return 1.0
@@ -152,7 +158,7 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
             per_unit[u] = per_unit.get(u, 0) + 1
         running = [(engines[k][pos[k]], per_unit[engines[k][pos[k]].unit]) for k in active]
         f = dram_factor(running, capacity_bytes_per_s)
-        dur = {k: n * s.time_at(f) for k, (s, n) in zip(active, running)}
+        dur = {k: s.shared_time(f, n) for k, (s, n) in zip(active, running)}
         dt = min(left[k] * dur[k] for k in active)
         if capacity_bytes_per_s > 0:
             draw = sum(s.dram_bytes / dur[k] for k, (s, _) in zip(active, running) if dur[k] > 0)
@@ -172,7 +178,7 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
             frac = dt / dur[k]
             if measured:
                 stretched = s.time_at(f)
-                dram, unit = (stretched - s.time_s) * frac, (n - 1) * stretched * frac
+                dram, unit = (stretched - s.time_s) * frac, (n - 1) * (stretched - s.overhead_s) * frac
                 acc[k][0] += s.time_s * frac
                 acc[k][1] += dram
                 acc[k][2] += unit
