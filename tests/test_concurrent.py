@@ -145,3 +145,13 @@ def test_fixed_overhead_does_not_take_turns_on_the_unit():
     r = simulate([g1, g2], 100e9)
     assert r.runs[0].period_s == pytest.approx(2.2e-3)
     assert r.runs[0].share.unit_s == pytest.approx(1.0e-3)
+
+
+def test_html_page_has_one_lane_per_engine(tmp_path):
+    out = tmp_path / "c.html"
+    assert main(["concurrent", "zoo:resnet18", "--hw", "orin-agx", "--int8", "--format", "html", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page
+    for lane in ("zoo:resnet18@gpu", "zoo:resnet18@dla0", "zoo:resnet18@dla1"):
+        assert lane in page
+    assert main(["concurrent", "zoo:resnet18", "--format", "html"]) == 2      # needs -o

@@ -139,6 +139,7 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
     spans: list[Span] = []
     t = use_int = sat_t = 0.0
     frame_end: list[float] = []
+    memo: dict = {}                        # the running set recurs as the engines loop: f once per set
     ends: list[list[float]] = [[] for _ in range(ne)]
     for _ in range(max_events):
         if min(it) >= need:
@@ -157,7 +158,10 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
             u = engines[k][pos[k]].unit
             per_unit[u] = per_unit.get(u, 0) + 1
         running = [(engines[k][pos[k]], per_unit[engines[k][pos[k]].unit]) for k in active]
-        f = dram_factor(running, capacity_bytes_per_s)
+        key = tuple((k, pos[k], n) for k, (_, n) in zip(active, running))
+        f = memo.get(key)
+        if f is None:
+            f = memo[key] = dram_factor(running, capacity_bytes_per_s)
         dur = {k: s.shared_time(f, n) for k, (s, n) in zip(active, running)}
         dt = min(left[k] * dur[k] for k in active)
         if capacity_bytes_per_s > 0:
