@@ -155,3 +155,27 @@ def test_html_page_has_one_lane_per_engine(tmp_path):
     for lane in ("zoo:resnet18@gpu", "zoo:resnet18@dla0", "zoo:resnet18@dla1"):
         assert lane in page
     assert main(["concurrent", "zoo:resnet18", "--format", "html"]) == 2      # needs -o
+
+
+def test_split_graph_keeps_every_layer_once_and_hands_over_the_cut_tensor():
+    import dlasim
+    from dlasim.concurrent.split import split_graph
+    g = dlasim.load("zoo:googlenet")
+    head, tail = split_graph(g, ["inception_4a/output"])
+    assert len(head.layers) + len(tail.layers) == len(g.layers)
+    assert head.macs + tail.macs == g.macs
+    assert head.outputs == ["inception_4a/output"] and tail.inputs == ["inception_4a/output"]
+    with pytest.raises(DlasimError, match="no layer"):
+        split_graph(g, ["nope"])
+
+
+def test_pipeline_cli_runs_a_cut_network(capsys):
+    assert main(["concurrent", "zoo:googlenet", "--cut", "inception_4a/output", "--stages", "dla0,gpu",
+                 "--hw", "xavier-agx", "--fp16", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["mode"] == "pipeline" and [e["unit"] for e in d["engines"]] == ["dla0", "gpu"]
+    alone = [e["alone_ms"] for e in d["engines"]]
+    # frames overlap: throughput is bounded by the slowest stage, the frame latency by at least the sum
+    assert d["aggregate_img_per_s"] <= 1e3 / max(alone) + 1e-9
+    assert d["pipeline_latency_ms"] >= sum(alone) - 1e-9
+    assert main(["concurrent", "zoo:googlenet", "--cut", "inception_4a/output", "--stages", "dla0"]) == 2

@@ -4,6 +4,7 @@
     dlasim concurrent --hw orin-agx --engine zoo:resnet50,device=gpu,batch=8 --engine zoo:googlenet,device=dla1
     dlasim concurrent --engines set.toml --format json
     dlasim concurrent --mode pipeline --engine stage1.onnx,device=dla0 --engine stage2.onnx,device=gpu
+    dlasim concurrent zoo:googlenet --cut inception_4a/output --stages dla0,gpu --hw xavier-agx --fp16
     dlasim concurrent zoo:resnet50 zoo:googlenet --hw orin-agx --advise --latency-ms 20
 """
 from __future__ import annotations
@@ -26,6 +27,9 @@ def add_parser(sub) -> None:
     prec.add_argument("--fp16", dest="precision", action="store_const", const="fp16")
     p.add_argument("--batch", type=int, default=None, help="batch of every engine that does not set one")
     p.add_argument("--inputIOFormats", "--input-io-formats", dest="input_formats", default=None)
+    p.add_argument("--cut", action="append", default=[],
+                   help="pipeline: cut MODEL after this layer (repeat or comma-separate for more stages)")
+    p.add_argument("--stages", default=None, help="pipeline: the unit of each stage, e.g. dla0,gpu")
     p.add_argument("--iterations", type=int, default=4, help="simulated iterations per engine after one warm-up")
     p.add_argument("--advise", action="store_true", help="search assignments and batches for aggregate img/s")
     p.add_argument("--latency-ms", type=float, default=None, help="--advise: per-engine latency bound")
@@ -80,6 +84,23 @@ def cmd(a) -> str:
     if a.models and (a.engine or a.engines):
         raise DlasimError("concurrent: give MODEL or --engine/--engines, not both")
     plat = dlasim.hardware(hw or "orin-agx")
+    cuts = [c.strip() for item in a.cut for c in item.split(",") if c.strip()]
+    if cuts or a.stages:
+        if len(a.models) != 1 or not cuts or not a.stages:
+            raise DlasimError("concurrent: --cut and --stages go together, with one MODEL")
+        from .split import split_graph
+        units = [u.strip() for u in a.stages.split(",") if u.strip()]
+        parts = split_graph(dlasim.load(a.models[0], batch=a.batch), cuts)
+        if len(units) != len(parts):
+            raise DlasimError(f"--stages: {len(parts)} stages from {len(cuts)} cut(s), got {len(units)} units")
+        bounds = [*cuts, "end"]
+        engines = [make_engine({**defaults, "model": "stage", "device": u}, "--stages")
+                   for u in units]
+        from dataclasses import replace
+        engines = [replace(e, model=g, label=f"stage {i + 1} (to {bounds[i]})@{e.unit}")
+                   for i, (e, g) in enumerate(zip(engines, parts))]
+        result = concurrent(engines, plat, "pipeline", a.iterations)
+        return _out(result, a)
     if a.models:
         if len(a.models) > 1:
             raise DlasimError("concurrent: one MODEL (GPU + every DLA core); use --engine for different models")
@@ -87,7 +108,11 @@ def cmd(a) -> str:
         engines = [make_engine({**defaults, "model": a.models[0], "device": "gpu"}, "MODEL")]
         engines += [make_engine({**defaults, "model": a.models[0], "device": f"dla{c}"}, "MODEL")
                     for c in range(cores)]
-    result = concurrent(engines, plat, mode or "throughput", a.iterations)
+    return _out(concurrent(engines, plat, mode or "throughput", a.iterations), a)
+
+
+def _out(result, a) -> str:
+    from .. import report
     if a.format == "json":
         return report.to_json(result.to_dict())
     if a.format == "html":
