@@ -179,3 +179,13 @@ def test_pipeline_cli_runs_a_cut_network(capsys):
     assert d["aggregate_img_per_s"] <= 1e3 / max(alone) + 1e-9
     assert d["pipeline_latency_ms"] >= sum(alone) - 1e-9
     assert main(["concurrent", "zoo:googlenet", "--cut", "inception_4a/output", "--stages", "dla0"]) == 2
+
+
+def test_engines_of_very_different_periods_are_measured_within_the_event_budget():
+    fast = [seg("dla0", 0.001, 0.0, 0)] * 5
+    slow = [seg("gpu", 10.0, 0.0, 0)]
+    r = simulate([fast, slow], 100e9, iterations=4, max_events=20_000)
+    assert r.runs[1].iterations >= 1 and r.runs[1].period_s == pytest.approx(10e-3)
+    assert r.runs[0].period_s == pytest.approx(5e-6)
+    with pytest.raises(RuntimeError):
+        simulate([fast, [seg("gpu", 1000.0, 0.0, 0)]], 100e9, max_events=20_000)

@@ -114,7 +114,7 @@ def dram_factor(running: list[tuple[Segment, int]], capacity: float) -> float:
 
 
 def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: str = "throughput",
-             iterations: int = 4, warmup: int = 1, keep_spans: int = 3, max_events: int = 400_000,
+             iterations: int = 4, warmup: int = 1, keep_spans: int = 3, max_events: int = 200_000,
              buffers: int = 1) -> SimResult:
     """Run the engines together until each finished `warmup + iterations` iterations (pipeline: frames).
 
@@ -134,6 +134,7 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
     starts: list[list[float]] = [[0.0] if busy[k] else [] for k in range(ne)]
     step_start = [0.0] * ne
     acc = [[0.0] * 6 for _ in range(ne)]   # alone, dram, unit, copies_dram, copies_unit, wait (measured only)
+    done = [[0.0] * 6 for _ in range(ne)]  # acc as it stood when the last measured iteration finished
     fsum = [0.0] * ne
     fbusy = [0.0] * ne
     spans: list[Span] = []
@@ -206,6 +207,8 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
                 pos[k] = 0
                 it[k] += 1
                 ends[k].append(t)
+                if it[k] <= need:
+                    done[k] = list(acc[k])
                 if pipeline:
                     busy[k] = False
                     if k == ne - 1:
@@ -213,18 +216,20 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
                 else:
                     starts[k].append(t)
     else:
-        raise RuntimeError(f"simulation did not finish in {max_events} events")
+        # event budget spent (engines of very different periods): measure what finished, if enough did
+        if any(n < warmup + 1 for n in it):
+            raise RuntimeError(f"simulation did not finish one measured iteration of every engine in {max_events} "
+                               f"events (engine periods too far apart)")
     runs = []
-    measured_iters = need - warmup
     for k in range(ne):
-        period = (ends[k][need - 1] - ends[k][warmup - 1]) / measured_iters
+        n = min(it[k], need) - warmup
+        period = (ends[k][warmup - 1 + n] - ends[k][warmup - 1]) / n
         lat = period
         if pipeline and k == ne - 1:
-            lat = sum(frame_end[i] - starts[0][i] for i in range(warmup, need)) / measured_iters
+            lat = sum(frame_end[i] - starts[0][i] for i in range(warmup, warmup + n)) / n
         elif pipeline:
-            lat = sum(v for v in acc[k][:3]) / measured_iters
-        a = [v / measured_iters for v in acc[k]]
-        runs.append(EngineRun(measured_iters, period, lat, StepShare(*a),
+            lat = sum(done[k][:3]) / n
+        runs.append(EngineRun(n, period, lat, StepShare(*[v / n for v in done[k]]),
                               fsum[k] / fbusy[k] if fbusy[k] else 1.0))
     return SimResult(tuple(runs), tuple(spans), t, capacity_bytes_per_s, use_int / t if t else 0.0,
                      sat_t / t if t else 0.0)

@@ -171,7 +171,10 @@ def run_concurrent(engines: list[Engine], hw="orin-agx", mode: str = "throughput
     if mode == "throughput":
         for u in sorted({u for u in units if units.count(u) > 1}):
             warnings.append(f"{units.count(u)} engines share {u}: they take turns on it")
-    sim = simulate(segs, cap, mode=mode, iterations=iterations, buffers=buffers)
+    try:
+        sim = simulate(segs, cap, mode=mode, iterations=iterations, buffers=buffers)
+    except (RuntimeError, ValueError) as err:
+        raise DlasimError(f"concurrent: {err}") from None
     results = [_engine_result(e, est, run, sim, mode, engines) for e, est, run in zip(engines, ests, sim.runs)]
     alone_sum = sum(r.alone_img_per_s for r in results)
     pipe_lat = None
