@@ -59,6 +59,8 @@ class Memory(_Block):
     dram_bandwidth_bytes_per_s: float = Field(gt=0)
     l2_bytes: int = Field(default=0, ge=0)
     emc_clock_hz: Optional[float] = Field(default=None, gt=0)   # DRAM (EMC) clock of that bandwidth
+    # share of dram_bandwidth_bytes_per_s that all engines running at once draw together (dlasim concurrent)
+    concurrent_efficiency: Optional[float] = Field(default=None, gt=0, le=1)
 
 
 class Copies(_Block):
