@@ -15,7 +15,7 @@ from .hardware import Platform, hardware
 from .ir import Graph, GraphBuilder
 from .report import Estimate, StepRow
 
-__all__ = ["load", "hardware", "estimate", "build", "compare", "explain", "Graph", "GraphBuilder",
+__all__ = ["load", "hardware", "estimate", "estimate_many", "build", "compare", "explain", "Graph", "GraphBuilder",
            "Platform", "Estimate", "StepRow", "DlasimError", "ModelError", "SpecError", "BuildError"]
 __version__ = "0.1.0"
 
@@ -58,6 +58,14 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
                                     f"({e.total_ms:.4f} ms vs {alt.total_ms:.4f} ms)")
                 e = alt
     return e
+
+
+def estimate_many(models, hw="xavier-agx", workers: int = 1, backend: str = "process", progress=None,
+                  **options) -> list:
+    """Estimates of many models in order (in-process, `workers` local processes, or Ray); a failure is a
+    batch.Failed in its slot. See dlasim.batch."""
+    from .batch import estimate_many as _many
+    return _many(models, hw, workers=workers, backend=backend, progress=progress, **options)
 
 
 def compare(model, hw="xavier-agx", vary: dict | None = None, **options):

@@ -80,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("specs", help="list or show hardware spec files")
     sp.add_argument("action", nargs="?", choices=["list", "show"], default="list")
     sp.add_argument("name", nargs="?")
+    from .sweep import add_parser as sweep_parser
+    sweep_parser(sub, _model_options)
     zo = sub.add_parser("zoo", help="list the built-in networks")
     zo.add_argument("action", nargs="?", choices=["list"], default="list")
     return ap
@@ -242,7 +244,7 @@ def cmd_zoo(a) -> str:
 
 COMMANDS = {"estimate": cmd_estimate, "explain": cmd_explain, "compare": cmd_compare, "validate": cmd_validate,
             "calibrate": cmd_calibrate, "inspect": cmd_inspect, "profile": cmd_profile, "specs": cmd_specs,
-            "zoo": cmd_zoo}
+            "zoo": cmd_zoo, "sweep": lambda a: __import__("dlasim.sweep").sweep.cmd_sweep(a, _options(a))}
 
 
 def main(argv: list[str] | None = None) -> int:
