@@ -37,13 +37,17 @@ class Failed:
 
 
 def _label(model) -> str:
-    return model if isinstance(model, str) else getattr(model, "name", type(model).__name__)
+    if isinstance(model, str):
+        return model
+    return getattr(model, "name", None) or getattr(getattr(model, "func", None), "__qualname__", type(model).__name__)
 
 
 def _run(job: Job, hw, options: dict):
     import dlasim
+    from .ir import Graph
     try:
-        return dlasim.estimate(job.model, job.hw if job.hw is not None else hw, **{**options, **job.options})
+        model = job.model() if callable(job.model) and not isinstance(job.model, Graph) else job.model
+        return dlasim.estimate(model, job.hw if job.hw is not None else hw, **{**options, **job.options})
     except Exception as exc:            # noqa: BLE001  (one failure must not stop the batch; its slot says why)
         msg = str(exc) if isinstance(exc, DlasimError) else f"{type(exc).__name__}: {exc}"
         return Failed(job.label or _label(job.model), type(exc).__name__, msg)
@@ -60,7 +64,9 @@ def _chunks(jobs: list, n: int) -> list[list]:
 def estimate_many(models: Iterable, hw="xavier-agx", workers: int = 1, backend: str = "process",
                   progress: Callable[[int, int], None] | None = None, chunk: int | None = None,
                   **options) -> list:
-    """Estimates of every model (a Graph, path, `zoo:NAME`, or a Job carrying its own hw/options), in order.
+    """Estimates of every model (a Graph, path, `zoo:NAME`, a zero-argument callable that builds the Graph
+    where the estimate runs, or a Job carrying its own hw/options), in order. A callable such as
+    `functools.partial(space.build, row)` is much cheaper to send to another process than the Graph.
 
     Each slot holds an Estimate (`.ok` True) or a Failed record. `progress(done, total)` is called as work
     completes. `options` are those of dlasim.estimate (device, precision, batch, ...).
