@@ -70,8 +70,10 @@ class LatencyTable:
     """Per-unit prices of a search space on one platform / device / precision / batch.
 
     `predict(X)` returns the predicted latency (ms) of every encoded candidate (rows of X);
-    `predict(X, flags=True)` also returns a boolean array, True where the prediction is exact by
-    construction (every unit priced in its actual context) and False where an interpolated price was used.
+    `predict(X, flags=True)` also returns a boolean array: True where every unit's price was observed in the
+    candidate's own context (previous exit, loadables left), which is exact as long as a unit's steps
+    depend on nothing further away (benchmarks/bench_nas.py checks this against full estimates); False
+    where a price was interpolated.
     Exit states are the (device, op, precision) of the step writing a unit's output (`states` lists them).
     """
     space: SearchSpace
