@@ -96,6 +96,19 @@ def test_table_matches_full_estimates_exactly(tiny_table):
     assert tiny_table.predict(X[0]).shape == (1,)
 
 
+def test_missing_price_is_flagged_inexact(tiny_table):
+    import copy
+    sp = tiny_space()
+    X = sp.sample(5, seed=3)
+    tab = copy.deepcopy(tiny_table)
+    tab.known[1][:] = False                 # unit 1 (stage 0, block 0, always present): no observed price
+    tab._flat_cache = None
+    pred, exact = tab.predict(X, flags=True)
+    assert not exact.any()
+    _, exact_before = tiny_table.predict(X, flags=True)
+    assert exact_before.all()
+
+
 def test_fallback_choice_changes_placement_in_both(tiny_table):
     sp = tiny_space()
     relu = with_acts(sp, np.ones(sp.n_columns, np.int64), 0)

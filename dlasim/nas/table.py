@@ -89,6 +89,7 @@ class LatencyTable:
     known: list[np.ndarray]            # unit -> (keys, states, levels) priced from an observation
     builds: int = 0
     notes: list[str] = field(default_factory=list)
+    _flat_cache: list | None = field(default=None, repr=False, compare=False)
 
     # ---- construction ------------------------------------------------------------------------------
     @classmethod
@@ -178,34 +179,57 @@ class LatencyTable:
             raise ValueError(f"{self.space.name}: candidates have {self.space.n_columns} columns, "
                              f"got {X.shape[1]}")
         keys, present = unit_keys(self.space, X)
+        flat = self._flat()
         n = X.shape[0]
+        ns, levels = len(self.states), self.cost[0].shape[2]
+        top, limit = levels - 1, self.limit
         total = np.zeros(n)
         state = np.zeros(n, np.int64)
         used = np.zeros(n, np.int64)
+        free = np.full(n, top if limit else 0, np.int64)
         exact = np.ones(n, bool)
-        top = self.cost[0].shape[2] - 1
-        for u in range(len(self.cost)):
-            k, p = keys[:, u], present[:, u]
-            free = np.clip(self.limit - used, 0, top) if self.limit else np.zeros(n, np.int64)
-            cost_u, known_u = self.cost[u], self.known[u]
-            c = cost_u[k, state, free]
-            ok = known_u[k, state, free]
-            nxt = self.exit[u][k, state, free]
-            opened = self.opened[u][k, state]
+        for u, (cost_f, exit_f, known_f, opened_f) in enumerate(flat):
+            p = present[:, u]
+            k = np.where(p, keys[:, u], self.cost[u].shape[0])     # an absent unit: the pass-through key
+            i2 = k * ns + state
+            i3 = i2 * levels + free
+            c = cost_f[i3]
+            nxt = exit_f[i3]
+            ok = known_f[i3]
             if not ok.all():        # interpolate between the full price and a known all-GPU price
-                bad = ~ok & p
-                zero_known = known_u[k, :, 0]
-                zs = np.argmax(zero_known, axis=1)
-                zero = np.where(zero_known.any(axis=1), cost_u[k, zs, 0], cost_u[k, state, top])
-                frac = np.clip(free / np.maximum(opened, 1), 0, 1)
-                c = np.where(ok, c, zero + (cost_u[k, state, top] - zero) * frac)
-                nxt = np.where(ok, nxt, self.exit[u][k, zs, 0])
-                exact &= ~bad
-            total += np.where(p, c, 0.0)
-            if self.limit:
-                used = np.where(p, used + np.minimum(opened, np.maximum(self.limit - used, 0)), used)
-            state = np.where(p, nxt, state)
+                c, nxt = self._interpolate(u, np.minimum(k, self.cost[u].shape[0] - 1), state, free, ok, c, nxt)
+                exact &= ok
+            total += c
+            if limit:
+                used += np.minimum(opened_f[i2], np.maximum(limit - used, 0))
+                free = np.minimum(np.maximum(limit - used, 0), top)
+            state = nxt
         return (total, exact) if flags else total
+
+    def _flat(self) -> list[tuple]:
+        """Per unit, the price arrays flattened for one-index lookups, with one extra key for an absent unit
+        (no cost, no loadables, exits in the state it was entered with)."""
+        if self._flat_cache is None:
+            out = []
+            ns = len(self.states)
+            for u in range(len(self.cost)):
+                k, _, lv = self.cost[u].shape
+                cost = np.concatenate([self.cost[u], np.zeros((1, ns, lv))])
+                ex = np.concatenate([self.exit[u], np.repeat(np.arange(ns)[None, :, None], lv, axis=2)])
+                known = np.concatenate([self.known[u], np.ones((1, ns, lv), bool)])
+                opened = np.concatenate([self.opened[u], np.zeros((1, ns), np.int64)])
+                out.append((cost.ravel(), ex.ravel(), known.ravel(), opened.ravel()))
+            self._flat_cache = out
+        return self._flat_cache
+
+    def _interpolate(self, u, k, state, free, ok, c, nxt):
+        cost_u, known_u, top = self.cost[u], self.known[u], self.cost[u].shape[2] - 1
+        zero_known = known_u[k, :, 0]
+        zs = np.argmax(zero_known, axis=1)
+        zero = np.where(zero_known.any(axis=1), cost_u[k, zs, 0], cost_u[k, state, top])
+        frac = np.clip(free / np.maximum(self.opened[u][k, state], 1), 0, 1)
+        c = np.where(ok, c, zero + (cost_u[k, state, top] - zero) * frac)
+        return c, np.where(ok, nxt, self.exit[u][k, zs, 0])
 
     def loadables(self, X) -> np.ndarray:
         """DLA loadables each candidate would need with no limit (before the limit sends any to the GPU)."""
