@@ -242,9 +242,14 @@ def cmd_zoo(a) -> str:
     return "\n".join(f"zoo:{n:<18} {zoo.describe(n)}" for n in zoo.names())
 
 
+def cmd_sweep(a) -> str:
+    from .sweep import cmd_sweep as sweep
+    return sweep(a, _options(a))
+
+
 COMMANDS = {"estimate": cmd_estimate, "explain": cmd_explain, "compare": cmd_compare, "validate": cmd_validate,
             "calibrate": cmd_calibrate, "inspect": cmd_inspect, "profile": cmd_profile, "specs": cmd_specs,
-            "zoo": cmd_zoo, "sweep": lambda a: __import__("dlasim.sweep").sweep.cmd_sweep(a, _options(a))}
+            "zoo": cmd_zoo, "sweep": cmd_sweep}
 
 
 def main(argv: list[str] | None = None) -> int:
