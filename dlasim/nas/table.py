@@ -3,18 +3,21 @@ along the network with the non-additive terms carried explicitly, vectorised ove
 
 Where latency is not a sum of independent per-block numbers (reference/dla.md s0.1 fact 13, s3.1, s3.4):
 - **Placement and transitions.** A block's steps, the GPU<->DLA transitions into it and the launch of any DLA
-  loadable it opens depend on the device that produced its input (the previous block's exit). Each unit
-  (stem, block slot, head) is priced for every choice *given the previous unit's exit device* (DLA or not),
-  and the table records the device the unit exits on, so the chain is followed exactly.
+  loadable it opens depend on what produced its input (the previous block's exit). Each unit (stem, block
+  slot, head) is priced for every choice *given the previous unit's exit signature* (device, op and
+  precision of the step writing its output: that sets the transition or reformat into the next unit), and
+  the table records the signature the unit exits with, so the chain is followed step by step.
 - **Per-loadable fixed cost.** A unit that starts a new DLA region pays that loadable's launch; one that
   continues the previous unit's region does not. The launch rows are part of the unit's priced cost, and
   how many loadables the unit opens is recorded.
 - **Loadable limit.** At most `max_loadables_per_core` loadables fit a core; later regions fall back to the
-  GPU. The table counts loadables along the chain; a unit with no loadable left is priced in its all-GPU
-  form (measured from builds with no loadable left). A unit that crosses the limit part-way is priced
-  from a build where exactly that many loadables were left when one was seen, else interpolated between
-  its full and all-GPU forms and flagged inexact.
-Prices come from `dlasim.estimate` of whole networks built from designed candidates: each step's time is
+  GPU. The table counts loadables along the chain and prices each unit per number of loadables left
+  (0 .. 7): with none left it runs in its all-GPU form, with fewer than it opens it crosses the limit
+  part-way. These prices come from builds with a lowered per-core limit that runs out at that point
+  (every unit, choice and context of the designed candidates). A price never observed is interpolated
+  between the unit's full and all-GPU forms and its candidates are flagged inexact.
+Designed candidates (greedy, full depth) put every block choice, with each input width, after each kind of
+previous block. Prices come from `dlasim.estimate` of those whole networks: each step's time is
 charged to the unit of its first layer; reformats, transitions and launches to the unit of the layer step
 that follows them (trailing output reformats to the last unit). Nothing is fitted.
 """
