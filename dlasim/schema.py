@@ -114,8 +114,7 @@ class ExplainDoc(Document):
     ideal_ms: float
     ideal_basis: str
     gap_ms: float
-    unexplained_ms: float = Field(description="what the causes' own mechanisms leave of gap_ms (inside the "
-                                              "'other' cause); near 0 when the cost model is fully split")
+    unexplained_ms: float = Field(0.0, description="what the causes' own mechanisms leave of the gap (reported, not folded into a cause)")
     causes: list[Cause] = Field(description="predicted - ideal, split by cause, largest first")
     sparse_gains: list[SparseGain]
     advice: list[Advice]
@@ -170,8 +169,7 @@ class CompareDoc(Document):
     ideal_speedup: float = Field(description="the naive expectation, e.g. 2.0 for FP16 -> INT8")
     speedups: list[float]
     gap_ms: float
-    unexplained_ms: float = Field(description="what the causes' own mechanisms leave of gap_ms (inside the "
-                                              "'other' cause)")
+    unexplained_ms: float = Field(0.0, description="what the causes' own mechanisms leave of the gap (reported, not folded into a cause)")
     causes: list[Cause]
     diff: list[Diff]
     advice: list[Advice]

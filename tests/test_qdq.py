@@ -180,6 +180,8 @@ def test_cli_compare_vary_model(capsys):
     d = json.loads(out.out)
     assert [v["label"] for v in d["variants"]] == ["resnet18-qat-residual", "resnet18-qat"]
     assert d["causes"][0]["code"] == "reformat"
+    from dlasim import schema
+    schema.DOCUMENTS["compare"].model_validate(d)             # vary "model" is part of the contract
 
 
 def test_onnx_weight_quantize_dequantize_of_float_weights_folds_to_int8(tmp_path):

@@ -242,3 +242,9 @@ def cmd_specs(a) -> Output:
 def cmd_zoo(a) -> Output:
     from .. import zoo
     return Output("\n".join(f"zoo:{n:<18} {zoo.describe(n)}" for n in zoo.names()))
+
+
+def cmd_concurrent(a) -> Output:
+    from ..concurrent.cli import cmd
+    text = cmd(a)
+    return Output(text, (), False)       # its table is laid out by the concurrent report itself
