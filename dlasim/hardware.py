@@ -306,7 +306,13 @@ def spec_names() -> list[str]:
 
 
 def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
-    """Load a platform: a built-in name, `name:mode`, or a path to a TOML file (optionally `path:mode`)."""
+    """Load a platform (validated; every number names its source).
+
+    spec: a built-in name ("xavier-agx", "orin-agx", "a100", ...; see spec_names() or `dlasim specs list`),
+          "NAME:MODE" for a power mode ("orin-agx:15w"; default the file's default mode), a path to a spec
+          .toml (optionally "PATH:MODE"), or a Platform (returned as is). Default "xavier-agx".
+    Raises SpecError (one line naming the file, the field and what was expected).
+    """
     if isinstance(spec, Platform):
         return spec
     text = str(spec)
