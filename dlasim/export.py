@@ -2,12 +2,13 @@
 
 The inverse of importers/onnx.py for the ops dlasim knows: layer attributes that ONNX (opset 13+) takes as
 inputs (Reshape shape, Resize scales/sizes, Slice starts/ends/axes/steps, Split sizes, Pad pads/value, Clip
-min/max, Squeeze/Unsqueeze axes, Expand shape, Tile repeats, ReduceSum axes, Dropout ratio; onnx/docs/Changelog.md) become
-constant initializers again; the rest stay attributes. The opset is the lowest that has every op used: 17
-(what TensorRT 8.6, the JetPack 6 release, parses), 18 for ops added there (Mish). dlasim's weights have
-shapes and no values, so the writer fills them: `weights="random"` (default) gives dense values in
-[0.01, 0.1) (TensorRT would pick 2:4-sparse kernels for all-zero weights under --sparsity, and variances stay
-positive); `weights="zeros"` gives zeros (files compress well).
+min/max, Squeeze/Unsqueeze axes, Expand shape, Tile repeats, ReduceSum axes, Dropout ratio;
+onnx/docs/Changelog.md) become constant initializers again; the rest stay attributes. The opset is the
+lowest that has every op used, 17 or 18 (Mish came in 18); `opset=` asks for another (13 or later). dlasim's
+weights have shapes and no values, so the writer fills them: `weights="random"` (default) gives dense values
+in [0.01, 0.1): all-zero weights have the 2:4 pattern, and `--sparsity=enable` would then pick sparse kernels
+(gpu_tensorrt.md, sparsity table: "sparse tactics considered only if weights already have the pattern"), and
+variances stay positive; `weights="zeros"` gives zeros (files compress well).
 """
 from __future__ import annotations
 
