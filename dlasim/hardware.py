@@ -213,6 +213,10 @@ class Platform(_Block):
     mode: Optional[str] = None                     # the power mode applied, if any
     path: str = ""
 
+    def __repr__(self) -> str:          # one line (pydantic's prints every block and source)
+        mode = f":{self.mode}" if self.mode else ""
+        return f"Platform({self.name + mode!r}: {self.description})"
+
     @model_validator(mode="after")
     def _default_mode_exists(self):
         if self.dla is None and self.gpu is None:

@@ -96,6 +96,10 @@ def test_estimate_repr_is_one_line_and_html_shows_the_steps():
     assert "GlobalAveragePool is not supported on DLA v1" in html
 
 
+def test_platform_repr_is_one_line():
+    assert repr(hardware("orin-agx:15w")) == f"Platform('orin-agx:15w': {hardware('orin-agx').description})"
+
+
 @pytest.mark.parametrize("kw, message", [
     (dict(precision="fp64"), "precision='fp64': expected one of fp32, fp16, int8, best"),
     (dict(device="cpu"), "device='cpu': expected one of dla, gpu"),
