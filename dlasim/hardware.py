@@ -216,6 +216,10 @@ class Platform(_Block):
     mode: Optional[str] = None                     # the power mode applied, if any
     path: str = ""
 
+    def __repr__(self) -> str:          # one line (pydantic's prints every block and source)
+        mode = f":{self.mode}" if self.mode else ""
+        return f"Platform({self.name + mode!r}: {self.description})"
+
     @model_validator(mode="after")
     def _default_mode_exists(self):
         if self.dla is None and self.gpu is None:
@@ -321,7 +325,13 @@ def spec_names() -> list[str]:
 
 
 def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
-    """Load a platform: a built-in name, `name:mode`, or a path to a TOML file (optionally `path:mode`)."""
+    """Load a platform (validated; every number names its source).
+
+    spec: a built-in name ("xavier-agx", "orin-agx", "a100", ...; see spec_names() or `dlasim specs list`),
+          "NAME:MODE" for a power mode ("orin-agx:15w"; default the file's default mode), a path to a spec
+          .toml (optionally "PATH:MODE"), or a Platform (returned as is). Default "xavier-agx".
+    Raises SpecError (one line naming the file, the field and what was expected).
+    """
     if isinstance(spec, Platform):
         return spec
     text = str(spec)
