@@ -309,3 +309,18 @@ def test_throughput_beside_latency(capsys):
     rc, out, _ = run(capsys, "estimate", "zoo:resnet18", "--batch", "4")
     line = next(l for l in out.splitlines() if l.startswith("latency"))
     assert f"{d['total_ms']:.4f} ms" in line and f"{d['throughput_qps']:.1f} qps" in line
+
+
+def test_compare_says_when_vary_overrides_an_option(capsys):
+    rc, out, err = run(capsys, "compare", "zoo:resnet18", "--int8", "--vary", "precision=fp16,int8")
+    assert rc == 0 and any("--vary precision" in w and "not used" in w for w in warnings_of(err))
+    rc, out, err = run(capsys, "compare", "zoo:resnet18", "--int8", "--vary", "batch=1,2")
+    assert rc == 0 and not any("--vary" in w for w in warnings_of(err))
+    assert len([l for l in out.splitlines() if " qps " in l]) == 2       # one line per variant
+
+
+def test_explain_text_shows_throughput(capsys):
+    rc, out, err = run(capsys, "explain", "zoo:resnet18", "--batch", "2", "--format", "json")
+    d = json.loads(out)
+    rc, out, err = run(capsys, "explain", "zoo:resnet18", "--batch", "2")
+    assert f"predicted {d['total_ms']:.4f} ms ({2000 / d['total_ms']:.1f} qps)" in out

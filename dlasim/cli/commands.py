@@ -156,6 +156,11 @@ def cmd_compare(a) -> Output:
     r, opts, warnings = _prepare(a)
     _check_model(r.model)
     vary = _parse_vary(a.vary)
+    key = next(iter(vary))
+    given = {"precision": a.precision or a.int8 or a.fp16 or a.best, "device": a.device or a.dla_core is not None,
+             "batch": a.batch, "sparsity": a.sparsity != "disable", "hw": a.hw != "xavier-agx"}
+    if given[key]:
+        warnings.append(f"--vary {key} sets the {key} of each variant: the {key} option given is not used")
     if "hw" in vary:
         if r.no_tf32:
             warnings.append("--noTF32 is not applied when --vary hw names the platforms")
