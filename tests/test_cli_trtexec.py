@@ -324,3 +324,10 @@ def test_explain_text_shows_throughput(capsys):
     d = json.loads(out)
     rc, out, err = run(capsys, "explain", "zoo:resnet18", "--batch", "2")
     assert f"predicted {d['total_ms']:.4f} ms ({2000 / d['total_ms']:.1f} qps)" in out
+
+
+def test_gpu_fallback_flag_on_a_gpu_build_warns(capsys):
+    rc, out, err = run(capsys, "estimate", "zoo:resnet18", "--hw", "a100", "--allowGPUFallback")
+    assert rc == 0 and any("--allowGPUFallback has no effect on a GPU build" in w for w in warnings_of(err))
+    rc, out, err = run(capsys, "estimate", "zoo:resnet18", "--hw", "orin-agx", "--allowGPUFallback")
+    assert rc == 0 and not warnings_of(err)

@@ -79,3 +79,8 @@ def test_throughput_card_states_its_unit():
     assert "inferences/s" in key and "batch 4" in key
     assert cards[key] == f"{4 * 1000 / e.total_ms:,.1f} qps"
     assert not any(k == "throughput" for k in cards)        # the ops/s card is not called throughput
+
+
+def test_roofline_roofs_come_from_the_spec():
+    e = dlasim.estimate("zoo:resnet18", "xavier-agx", device="dla", precision="fp16")
+    assert "roofs: spec xavier-agx, fp16" in roofline_svg(e)

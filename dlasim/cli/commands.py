@@ -70,6 +70,9 @@ def _prepare(a):
     opts["hw"] = plat = _platform(r, warnings)
     if opts["device"] is None:
         opts["device"] = "dla" if plat.dla is not None else "gpu"
+    if opts["device"] == "gpu" and a.gpu_fallback is not None:
+        warnings.append(f"{'--allowGPUFallback' if a.gpu_fallback else '--no-gpu-fallback'} has no effect on a "
+                        f"GPU build (it decides where layers the DLA cannot run go)")
     return r, opts, warnings
 
 
