@@ -273,7 +273,9 @@ def test_text_fits_the_terminal(capsys, monkeypatch):
     for cols, argv in ((100, ["explain", "zoo:yolov4_relu", "--hw", "orin-agx", "--int8"]),
                        (80, ["explain", "zoo:yolov4_relu", "--hw", "orin-agx", "--int8"]),
                        (80, ["estimate", "zoo:googlenet", "--fp16"]),
-                       (120, ["compare", "zoo:resnet18", "--vary", "precision=fp16,int8"])):
+                       (120, ["compare", "zoo:resnet18", "--vary", "precision=fp16,int8"]),
+                       (90, ["explain", GOOGLENET, "--device", "gpu", "--measured", GPU_PROFILE]),
+                       (100, ["estimate", "zoo:yolov4", "--hw", "xavier-agx"])):
         monkeypatch.setenv("COLUMNS", str(cols))
         rc, out, err = run(capsys, *argv)
         assert rc == 0, err
@@ -295,7 +297,7 @@ def test_fallback_list_grouped_by_reason(capsys, tmp_path):
     rc, out, err = run(capsys, "estimate", str(path), "--hw", "xavier-agx", "--fp16")
     assert rc == 0, err
     lines = out.splitlines()
-    head = [l for l in lines if "x Softmax:" in l]
+    head = [l for l in lines if l.strip().startswith("30 x ") and l.rstrip().endswith("(Softmax)")]
     assert len(head) == 1 and head[0].split()[0] == "30"
     names = lines[lines.index(head[0]) + 1]
     assert names.strip().startswith("s0, s1") and names.rstrip().endswith("more")

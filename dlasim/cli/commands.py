@@ -130,7 +130,12 @@ def cmd_explain(a) -> Output:
     if a.format == "html":
         from ..html import explain_page
         return Output(explain_page(result), warnings, False)
-    return Output(result.render(), tuple(w for w in warnings if w not in getattr(result, "warnings", ())))
+    if a.measured:       # the name column takes what the numbers and the cause leave
+        from .text import width
+        text = result.render(width=max(24, width(a.output is not None) - 47))
+    else:
+        text = result.render()
+    return Output(text, tuple(w for w in warnings if w not in getattr(result, "warnings", ())))
 
 
 def _parse_vary(items: list[str]) -> dict:
