@@ -216,6 +216,16 @@ def _jacobian(fun, x, h=1e-2) -> np.ndarray:
     return J
 
 
+def _least_squares():
+    """scipy's bounded least squares: an optional dependency (the `fit` extra), needed by fitting alone."""
+    try:
+        from scipy.optimize import least_squares
+    except ImportError:
+        raise DlasimError("calibrate: fitting needs scipy, which is not installed "
+                          "(pip install 'dlasim[fit]')") from None
+    return least_squares
+
+
 def fit(observations: list[Observation], platform: Platform, params: list[str], loss: str = "soft_l1",
         f_scale: float = F_SCALE, data: list[str] | None = None, max_nfev: int = 400) -> dict:
     """Fit `params` so that the observations' predictions match their measurements.
@@ -225,7 +235,7 @@ def fit(observations: list[Observation], platform: Platform, params: list[str], 
     at_bound, reason}), "residual_rms_log", "band_pct", "n", "data", "unconstrained", "excluded",
     "platform" (the fitted Platform object; not JSON)}.
     """
-    from scipy.optimize import least_squares
+    least_squares = _least_squares()
     params = list(dict.fromkeys(params))
     if not params:
         raise DlasimError("calibrate: no parameters to fit")
