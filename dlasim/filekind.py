@@ -24,10 +24,15 @@ WHAT = {
 }
 
 
+SNIFF_LIMIT = 64 << 20     # larger files are left to their reader (which has its own limits)
+
+
 def _json_kind(path: Path) -> str | None:
     try:
+        if path.stat().st_size > SNIFF_LIMIT:
+            return None
         d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if isinstance(d, dict):
         if "Layers" in d:
