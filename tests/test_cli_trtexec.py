@@ -333,3 +333,16 @@ def test_gpu_fallback_flag_on_a_gpu_build_warns(capsys):
     assert rc == 0 and any("--allowGPUFallback has no effect on a GPU build" in w for w in warnings_of(err))
     rc, out, err = run(capsys, "estimate", "zoo:resnet18", "--hw", "orin-agx", "--allowGPUFallback")
     assert rc == 0 and not warnings_of(err)
+
+
+def test_a_subcommand_is_one_table_row(capsys, monkeypatch):
+    import dlasim.cli as cli
+    from dlasim.cli.commands import options
+    from dlasim.cli.options import add_model_options, resolve
+
+    def run_row(a):
+        return f"{resolve(a).model} {options(a)['device']} {options(a)['precision']}"
+    monkeypatch.setattr(cli, "SUBCOMMANDS", cli.SUBCOMMANDS + [("echo", "echo the options (test)",
+                                                               add_model_options, run_row)])
+    rc, out, err = run(capsys, "echo", "--onnx=m.onnx", "--int8", "--fp16", "--hw", "a100")
+    assert rc == 0 and out == "m.onnx gpu int8\n"

@@ -4,7 +4,10 @@ The subcommands and their JSON documents are described in docs/DESIGN.md; trtexe
 they are (cli/options.py). Warnings (options that cannot take effect, ignored trtexec flags) go to stderr,
 one line each, and into the JSON document's "warnings".
 
-A subcommand is one row of SUBCOMMANDS: (name, help, function adding its options, function running it).
+A subcommand is one row of SUBCOMMANDS: (name, help, function adding its options to its parser, function
+running it). The run function returns a commands.Output (text, warnings) or a plain string. A subcommand
+that takes a model calls options.add_model_options(p) in its setup and commands.options(a) /
+options.resolve(a) in its run function (the model may come from MODEL, --onnx or --deploy).
 """
 from __future__ import annotations
 
@@ -171,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             raise DlasimError("give a COMMAND (dlasim --help lists them)")
         run = next(fn for name, _, _, fn in SUBCOMMANDS if name == a.cmd)
         out = run(a)
+        if isinstance(out, str):
+            out = C.Output(out)
         path = getattr(a, "output", None) if a.cmd != "calibrate" else None
         text = fit(out.text, width(path is not None)) if out.wrap else out.text
         for w in out.warnings:

@@ -76,6 +76,12 @@ def _prepare(a):
     return r, opts, warnings
 
 
+def options(a) -> dict:
+    """The keyword arguments of dlasim.estimate from the model options (for subcommands added later: the
+    model itself is resolve(a).model, since it may come from MODEL, --onnx or --deploy)."""
+    return _prepare(a)[1]
+
+
 def _check_model(model: str) -> None:
     from ..filekind import check_model
     check_model(model)
