@@ -346,3 +346,12 @@ def test_a_subcommand_is_one_table_row(capsys, monkeypatch):
                                                                add_model_options, run_row)])
     rc, out, err = run(capsys, "echo", "--onnx=m.onnx", "--int8", "--fp16", "--hw", "a100")
     assert rc == 0 and out == "m.onnx gpu int8\n"
+
+
+def test_warnings_reach_html_pages(capsys, tmp_path):
+    page = tmp_path / "x.html"
+    rc, out, err = run(capsys, "explain", "zoo:resnet18", "--precision", "fp32", "--verbose", "--format", "html",
+                       "-o", str(page))
+    assert rc == 0
+    text = page.read_text()
+    assert "ignored (no effect on a latency estimate): --verbose" in text and "cannot take effect on the DLA" in text

@@ -135,6 +135,8 @@ def cmd_explain(a) -> Output:
         return Output(document(d, warnings), warnings, False)
     if a.format == "html":
         from ..html import explain_page
+        if hasattr(result, "estimate"):
+            result.estimate.warnings[:] = list(warnings)        # the page shows them under its header
         return Output(explain_page(result), warnings, False)
     if a.measured:       # the name column takes what the numbers and the cause leave
         from .text import width
@@ -235,8 +237,8 @@ def cmd_profile(a) -> Output:
         check_profile(a.layer_info, "--layer-info", layer_info=True)
     s = trtexec.profile_summary(a.profile, a.layer_info)
     if a.format == "json":
-        w = s.pop("warnings", [])
-        return Output(document(s, w), (), False)
+        w = tuple(s.pop("warnings", []))
+        return Output(document(s, w), w, False)
     return Output(trtexec.render_profile_table(s))
 
 
