@@ -60,7 +60,8 @@ def _explain(p) -> None:
 def _compare(p) -> None:
     add_model_options(p)
     p.add_argument("--vary", required=True, action="append", metavar="KEY=V1,V2",
-                   help="the option to vary: precision|sparsity|device|batch|hw (required; no default)")
+                   help="the option to vary: precision|sparsity|device|batch|hw|model (required; no default; model: two "
+                        "model paths or zoo names, e.g. two Q/DQ placements of one network)")
 
 
 def _validate(p) -> None:
