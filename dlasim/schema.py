@@ -114,6 +114,7 @@ class ExplainDoc(Document):
     ideal_ms: float
     ideal_basis: str
     gap_ms: float
+    unexplained_ms: float = Field(description="the part of the gap no cause accounts for (reported as 'other')")
     causes: list[Cause] = Field(description="predicted - ideal, split by cause, largest first")
     sparse_gains: list[SparseGain]
     advice: list[Advice]
@@ -162,12 +163,13 @@ class Diff(_Doc):
 
 class CompareDoc(Document):
     """`dlasim compare --format json`."""
-    vary: Literal["precision", "sparsity", "device", "batch", "hw"]
+    vary: Literal["precision", "sparsity", "device", "batch", "hw", "model"]
     variants: list[Variant] = Field(min_length=2)
     speedup: float = Field(description="first variant's total over the second's")
     ideal_speedup: float = Field(description="the naive expectation, e.g. 2.0 for FP16 -> INT8")
     speedups: list[float]
     gap_ms: float
+    unexplained_ms: float = Field(description="the part of the difference no cause accounts for")
     causes: list[Cause]
     diff: list[Diff]
     advice: list[Advice]

@@ -176,7 +176,7 @@ def cmd_compare(a) -> Output:
     key = next(iter(vary))
     given = {"precision": a.precision or a.int8 or a.fp16 or a.best, "device": a.device or a.dla_core is not None,
              "batch": a.batch, "sparsity": a.sparsity != "disable", "hw": a.hw != "xavier-agx"}
-    if given[key]:
+    if given.get(key):
         warnings.append(f"--vary {key} sets the {key} of each variant: the {key} option given is not used")
     if "hw" in vary:
         if r.no_tf32:
