@@ -355,3 +355,13 @@ def test_warnings_reach_html_pages(capsys, tmp_path):
     assert rc == 0
     text = page.read_text()
     assert "ignored (no effect on a latency estimate): --verbose" in text and "cannot take effect on the DLA" in text
+
+
+def test_batch_and_shapes_that_disagree_warn(capsys):
+    rc, out, err = run(capsys, "estimate", "zoo:resnet18", "--shapes=input:2x3x224x224", "--batch=4",
+                       "--format", "json")
+    d = json.loads(out)
+    assert d["batch"] == 4 and any("--batch=4 and the shapes' batch (2) differ" in w for w in d["warnings"])
+    rc, out, err = run(capsys, "estimate", "zoo:resnet18", "--shapes=input:4x3x224x224", "--batch=4",
+                       "--format", "json")
+    assert json.loads(out)["warnings"] == []
