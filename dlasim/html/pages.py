@@ -255,11 +255,14 @@ def compare_page(result) -> str:
     vrows = "".join(
         f"<tr><td><b>{_e(lb)}</b></td><td>{_e(v.get('hardware'))}</td><td>{_e(v.get('device'))}</td>"
         f"<td>{_e(v.get('precision'))}</td><td class=\"n\">{_e(v.get('batch'))}</td><td>{_e(v.get('sparsity'))}</td>"
-        f"<td class=\"n\">{_fmt_ms(v['total_ms'])}</td><td class=\"n\">{_e(v.get('dla_subgraphs', 0))}</td>"
+        f"<td class=\"n\">{_fmt_ms(v['total_ms'])}</td>"
+        f"<td class=\"n\">{_num(v.get('batch'), 1) * 1e3 / v['total_ms'] if v['total_ms'] else 0:,.1f}</td>"
+        f"<td class=\"n\">{_e(v.get('dla_subgraphs', 0))}</td>"
         f"<td class=\"n\">{_e(v.get('transitions', 0))}</td><td class=\"n\">{len(v['fallback'])}</td></tr>"
         for lb, v in zip(labels, variants))
     body.append("<table><thead><tr><th>variant</th><th>hardware</th><th>device</th><th>precision</th>"
-                "<th class=\"n\">batch</th><th>sparsity</th><th class=\"n\">total ms</th><th class=\"n\">DLA "
+                "<th class=\"n\">batch</th><th>sparsity</th><th class=\"n\">total ms</th>"
+                "<th class=\"n\">throughput, inferences/s (qps = batch / latency)</th><th class=\"n\">DLA "
                 "subgraphs</th><th class=\"n\">transitions</th><th class=\"n\">fallback layers</th></tr></thead>"
                 f"<tbody>{vrows}</tbody></table>")
     if len(variants) >= 2:
