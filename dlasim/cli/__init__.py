@@ -18,7 +18,7 @@ import tempfile
 
 from ..errors import DlasimError
 from . import commands as C
-from .options import DEFAULTS_VS_TRTEXEC, add_model_options
+from .options import DEFAULTS_VS_TRTEXEC, _positive, add_model_options
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,7 +81,7 @@ def _calibrate(p) -> None:
                    help="device the profile ran on (default: dla when the profile has DLA subgraphs, else gpu)")
     p.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default="fp16",
                    help="precision of the measured engine (default: fp16)")
-    p.add_argument("--batch", type=int, default=None, help="batch of the measured engine (default: the model's)")
+    p.add_argument("--batch", type=_positive, default=None, help="batch of the measured engine (default: the model's)")
     p.add_argument("--params", default=None,
                    help="comma-separated parameters to fit (default: a small set per device)")
     _fmt_out(p, output_required=True)
@@ -91,7 +91,7 @@ def _inspect(p) -> None:
     p.add_argument("model", help="model: .onnx, .prototxt, .json or zoo:NAME (required)")
     p.add_argument("--shapes", default=None, metavar="NAME:DIMS[,...]",
                    help="input shapes, e.g. input:1x3x224x224 (default: the model's)")
-    p.add_argument("--batch", type=int, default=None, help="batch size (default: the model's)")
+    p.add_argument("--batch", type=_positive, default=None, help="batch size (default: the model's)")
     _fmt_out(p)
 
 
