@@ -59,6 +59,8 @@ class Memory(_Block):
     dram_bandwidth_bytes_per_s: float = Field(gt=0)
     l2_bytes: int = Field(default=0, ge=0)
     emc_clock_hz: Optional[float] = Field(default=None, gt=0)   # DRAM (EMC) clock of that bandwidth
+    # share of dram_bandwidth_bytes_per_s that all engines running at once draw together (dlasim concurrent)
+    concurrent_efficiency: Optional[float] = Field(default=None, gt=0, le=1)
 
 
 class Copies(_Block):
@@ -127,6 +129,7 @@ class Dla(_Block):
     sparse_int8_conv: bool = False
     sparse_min_channels: int = Field(default=0, ge=0)
     depthwise_macs_per_cycle: Optional[float] = Field(default=None, gt=0)  # depthwise processor; None: MAC array
+    multi_batch_max: Optional[int] = Field(default=None, ge=1)   # images per direct-conv op; None: no limit
     support: DlaSupport
 
     def macs_per_cycle(self, precision: str) -> int:

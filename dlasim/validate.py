@@ -359,17 +359,23 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
         value = measured_value(case.get("measured", ""), runner.root)
         row["measured_value"] = value
         row["measured"] = to_ms(value, row["unit"], row["batch"], engines)
-        est = runner.estimate(case)
-        metric = case.get("metric") or "total_ms"
-        if metric.startswith("minus_case:"):
-            other = runner.cases.get(metric.split(":", 1)[1].strip())
-            if other is None:
-                raise DlasimError(f"metric {metric!r}: no such case in the file")
-            pred, warn = est.total_ms - runner.estimate(other).total_ms, []
+        if (case.get("metric") or "").startswith("concurrent:"):   # engines at once: dlasim/concurrent/cases.py
+            from .concurrent.cases import predict_case
+            pred, warn, base = predict_case(case, runner)
+            row["predicted"], row["warnings"] = pred, warn
+            row["sum_alone_ms"], row["sum_alone_error_pct"] = base, error_pct(base, row["measured"])
         else:
-            pred, warn = predicted_value(est, runner.graph(case["model"]), metric)
-        row["predicted"] = pred
-        row["warnings"] = list(est.warnings) + warn
+            est = runner.estimate(case)
+            metric = case.get("metric") or "total_ms"
+            if metric.startswith("minus_case:"):
+                other = runner.cases.get(metric.split(":", 1)[1].strip())
+                if other is None:
+                    raise DlasimError(f"metric {metric!r}: no such case in the file")
+                pred, warn = est.total_ms - runner.estimate(other).total_ms, []
+            else:
+                pred, warn = predicted_value(est, runner.graph(case["model"]), metric)
+            row["predicted"] = pred
+            row["warnings"] = list(est.warnings) + warn
         if not row["measured"] > 0:
             raise DlasimError(f"measured value must be positive, got {row['measured']}")
         row["error_pct"] = error_pct(pred, row["measured"])
@@ -411,6 +417,12 @@ def run(suite: str | None = None, path: str | Path | None = None, platforms: dic
     summary["held_out"] = summarize(held)
     for plat in plats:
         summary[f"held_out:{plat}"] = summarize([r for r in held if platform_key(r["platform"]) == plat])
+    for suite_name in dict.fromkeys(r["suite"] for r in rows if r["metric"] == "concurrent:aggregate"):
+        conc = [r for r in rows if r["metric"] == "concurrent:aggregate" and r["suite"] == suite_name]
+        summary[suite_name] = summarize(conc)
+        ok = [r for r in conc if r.get("error_pct") is not None]
+        summary[suite_name]["closer_than_sum_alone"] = (
+            sum(abs(r["error_pct"]) < abs(r["sum_alone_error_pct"]) for r in ok) / len(ok)) if ok else None
     return {"cases_file": str(Path(path) if path else CASES.relative_to(ROOT)), "suite": suite,
             "cases": rows, "summary": summary}
 
@@ -457,7 +469,8 @@ def render(result: dict) -> str:
         flag = "" if r.get("within_tolerance") is None else ("ok" if r["within_tolerance"] else "OUT")
         lines.append(f"{r['name']:<{width}}  {r['platform']:<{pw}}  {r['predicted']:>12.4f}  {r['measured']:>11.4f}  "
                      f"{r['error_pct']:>+7.1f}%  {_fmt(tol, '.0f', ''):>3}%  {flag:<3}  {'fit' if r.get('fitted') else ''}"
-                     f"{_KIND_MARK.get(r.get('kind'), '')}")
+                     f"{_KIND_MARK.get(r.get('kind'), '')}"
+                     + (f"  (sum of stand-alone: {r['sum_alone_error_pct']:+.1f}%)" if "sum_alone_error_pct" in r else ""))
     lines.append("")
     s = result.get("summary", {})
     sh = f"{'summary':<22} {'n':>3} {'err':>4} {'median |err|':>12} {'<=10%':>6} {'<=20%':>6} {'<=30%':>6} {'in tol':>6}"
@@ -473,6 +486,10 @@ def render(result: dict) -> str:
                      f"{pct(v['within_10pct']):>6} {pct(v['within_20pct']):>6} {pct(v['within_30pct']):>6} "
                      f"{pct(v['within_tolerance']):>6}")
     lines.append(held_out_line(s))
+    for key, c in s.items():
+        if isinstance(c, dict) and c.get("closer_than_sum_alone") is not None:
+            lines.append(f"{key} aggregates: {pct(c['within_20pct'])} within 20%, {pct(c['closer_than_sum_alone'])} "
+                         f"closer to the measurement than the sum of the stand-alone throughputs")
     lines.append("error = (predicted - measured) / measured; tol = the case's tolerance (validation/cases.csv); "
                  "fit = spec values were fitted to this measurement (validation/fit_specs.py), held_out = the "
                  "others; bound = kind upper_bound (holds when predicted <= measured) or magnitude (holds within a factor "

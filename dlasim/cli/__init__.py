@@ -17,6 +17,8 @@ import sys
 import tempfile
 
 from ..errors import DlasimError
+from ..concurrent.cli import HELP as CONCURRENT_HELP, add_options as add_concurrent_options
+from ..sweep import HELP as SWEEP_HELP, add_options as add_sweep_options
 from . import commands as C
 from .options import DEFAULTS_VS_TRTEXEC, _positive, add_model_options
 
@@ -108,6 +110,11 @@ def _specs(p) -> None:
     p.add_argument("name", nargs="?", help="platform to show (default: none)")
 
 
+def _sweep(p) -> None:
+    add_model_options(p)
+    add_sweep_options(p)
+
+
 def _zoo(p) -> None:
     p.add_argument("action", nargs="?", choices=["list"], default="list",
                    help="list the built-in networks (default: list)")
@@ -123,6 +130,8 @@ SUBCOMMANDS = [
     ("profile", "summarise a measured trtexec profile", _profile, C.cmd_profile),
     ("specs", "list or show hardware spec files", _specs, C.cmd_specs),
     ("zoo", "list the built-in networks", _zoo, C.cmd_zoo),
+    ("concurrent", CONCURRENT_HELP, add_concurrent_options, C.cmd_concurrent),
+    ("sweep", SWEEP_HELP, _sweep, C.cmd_sweep),
 ]
 
 
