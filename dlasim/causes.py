@@ -29,7 +29,7 @@ from .cost.gpu import padded_channels
 from .errors import DlasimError
 from .hardware import Platform, hardware
 from .ir import Graph
-from .report import Estimate, StepRow
+from .report import Estimate, StepRow, throughput_qps
 
 VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw", "model")
 VARIED_ADVICE = {"batch": ("batch",), "precision": ("int8_weights",)}   # advice that would change the varied key
@@ -427,7 +427,7 @@ class CompareResult:
                  f"  vary {self.key}"]
         for lab, e in zip(self.labels, self.variants):
             kinds = ", ".join(f"{k} {v:.3f}" for k, v in e.by_kind().items())
-            lines.append(f"  {lab:<12} {e.total_ms:10.4f} ms   ({kinds})")
+            lines.append(f"  {lab:<12} {e.total_ms:10.4f} ms {throughput_qps(e.batch, e.total_ms):10.1f} qps   ({kinds})")
         a, b = (_shown(self.key, x) for x in self.labels[:2])
         lines.append(f"speedup {a} -> {b}: {self.speedup:.2f}x   naive expectation {self.ideal_speedup:.2f}x   "
                      f"{b} is {abs(self.gap_ms):.3f} ms {'slower' if self.gap_ms >= 0 else 'faster'} than expected")
@@ -557,7 +557,8 @@ class ExplainResult:
         e = self.estimate
         lines = [f"{e.model} on {e.hardware}  device={e.device} precision={e.precision} batch={e.batch}"
                  + (f" sparsity={e.sparsity}" if e.sparsity != "disable" else ""),
-                 f"predicted {e.total_ms:.4f} ms   ideal {self.ideal_ms:.4f} ms ({self.ideal_basis})",
+                 f"predicted {e.total_ms:.4f} ms ({throughput_qps(e.batch, e.total_ms):.1f} qps)   ideal "
+                 f"{self.ideal_ms:.4f} ms ({self.ideal_basis})",
                  f"DLA subgraphs: {e.dla_subgraphs}   transitions: {e.transitions}   GPU fallback layers: "
                  f"{len(e.fallback)}",
                  "where the time above ideal goes:"]

@@ -161,13 +161,14 @@ def _names(items: list[dict], room: int) -> str:
 
 
 def fallback_lines(fallback: list[dict], width: int = 100, groups: int = 8) -> list[str]:
-    """The GPU fallback list grouped by reason, with counts and example names, each line within `width`."""
+    """The GPU fallback list grouped by reason, with counts, the ops and example names, within `width`."""
+    import textwrap
     lines = []
     grouped = fallback_groups(fallback)
     for reason, items in grouped[:groups]:
         ops = ", ".join(sorted({f["op"] for f in items}))
-        head = f"  {len(items):>3} x {ops}: {reason}"
-        lines.append(_short(head, width))
+        lines += textwrap.wrap(f"{len(items):>3} x {reason} ({ops})", width, initial_indent="  ",
+                               subsequent_indent="        ", break_on_hyphens=False)
         lines.append("        " + _names(items, max(20, width - 8)))
     if len(grouped) > groups:
         rest = sum(len(v) for _, v in grouped[groups:])
