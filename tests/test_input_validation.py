@@ -164,6 +164,44 @@ def test_custom_domain_op_is_odd_but_valid(tmp_path):
     assert "unknown_op" in g.layer("plug").flags
 
 
+# ---- dlasim graph JSON --------------------------------------------------------------------------------
+GOOD_GRAPH = {"name": "g", "inputs": ["x"], "outputs": ["r"],
+              "tensors": [{"name": "x", "shape": [1, 3, 8, 8], "dtype": "float32", "const": False}],
+              "layers": [{"name": "r", "op": "Relu", "inputs": ["x"], "outputs": ["r"]}]}
+
+
+def _graph(**over):
+    d = json.loads(json.dumps(GOOD_GRAPH))
+    for key, value in over.items():
+        target, _, field = key.partition("__")
+        if field:
+            d[target][0][field] = value
+        else:
+            d[key] = value
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("[" * 100000 + "]" * 100000, "nests too deeply"), ("[1]", "(top level)"),
+    (_graph(tensors__shape=[1, -3, 8, 8]), "tensors.0.shape"), (_graph(tensors__shape=[1, 3.5, 8, 8]), "shape"),
+    (_graph(tensors__shape=[1 << 40, 1 << 40]), "tensors.0.shape"), (_graph(layers__op=""), "layers.0.op"),
+    (_graph(layers__inputs="x"), "layers.0.inputs"), (_graph(name=None), "field name"),
+])
+def test_graph_json_rejected(capsys, tmp_path, text, expect):
+    p = tmp_path / "g.json"
+    p.write_text(text)
+    reject(capsys, tmp_path, ["inspect", p], str(p), expect)
+
+
+def test_graph_json_round_trip(tmp_path):
+    import dlasim
+    p = tmp_path / "g.json"
+    p.write_text(_graph())
+    assert dlasim.load(p).tensors["r"].shape == (1, 3, 8, 8)
+    p.write_text(dlasim.load("zoo:resnet18").to_json())
+    assert len(dlasim.load(p).layers) == len(dlasim.load("zoo:resnet18").layers)
+
+
 # ---- Caffe prototxt ------------------------------------------------------------------------------------
 HEAD = 'name: "n"\ninput: "data"\ninput_shape { dim: 1 dim: 3 dim: 16 dim: 16 }\n'
 
