@@ -46,7 +46,8 @@ def read_bytes(path, what: str = "file", limit: int = TEXT_LIMIT, error: type[Dl
         if not stat.S_ISREG(st.st_mode):
             raise error(f"{p}: cannot read {what} ({_kind(st.st_mode)}, expected a regular file)")
         if st.st_size > limit:
-            raise error(f"{p}: {what} is {_size(st.st_size)}, more than the {_size(limit)} dlasim reads")
+            raise error(f"{p}: {what} is {_size(st.st_size)} ({st.st_size:,} bytes), more than the {limit:,} "
+                        f"bytes dlasim reads")
         chunks, total = [], 0
         while True:
             chunk = os.read(fd, min(16 * MiB, limit + 1 - total))
@@ -55,7 +56,7 @@ def read_bytes(path, what: str = "file", limit: int = TEXT_LIMIT, error: type[Dl
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise error(f"{p}: {what} is more than the {_size(limit)} dlasim reads")
+                raise error(f"{p}: {what} is more than the {limit:,} bytes dlasim reads")
         return b"".join(chunks)
     except OSError as e:
         raise error(f"{p}: cannot read {what} ({e.strerror or e})") from None

@@ -223,6 +223,10 @@ CAFFE_BAD = {
     "absurd num_output": (_conv("num_output: 1000000000000 kernel_size: 3"), "num_output must be in 1.."),
     "float kernel": (_conv("num_output: 4 kernel_size: 3.5"), "must be an integer, got 3.5"),
     "string kernel": (_conv('num_output: 4 kernel_size: "3"'), "must be an integer"),
+    "nan eps": (HEAD + 'layer { name: "bn" type: "BatchNorm" bottom: "data" top: "bn" '
+                'batch_norm_param { eps: nan } }', "batch_norm_param.eps must be a finite number"),
+    "word slope": (HEAD + 'layer { name: "r" type: "ReLU" bottom: "data" top: "r" relu_param { negative_slope: NaNe-5 } }',
+                   "negative_slope must be a finite number"),
     "empty": ("", "no layers"),
     "comment only": ("# nothing here\n# still nothing\n", "no layers"),
     "name only": ('name: "net"\n', "no layers"),
@@ -362,13 +366,20 @@ def test_directory_as_model_rejected(capsys, tmp_path):
     reject(capsys, tmp_path, ["inspect", p], "directory")
 
 
+def test_onnx_over_2gib_stops_with_one_line(capsys, tmp_path):
+    p = tmp_path / "huge.onnx"
+    with open(p, "wb") as f:
+        f.truncate((2 << 30) + 4096)          # sparse: no disk or memory used
+    reject(capsys, tmp_path, ["estimate", p], "(2,147,487,744 bytes), more than the 2,147,483,647 bytes dlasim reads")
+
+
 def test_size_cap(tmp_path):
     from dlasim.errors import ModelError
     from dlasim.safeio import read_bytes
     p = tmp_path / "big.json"
     p.write_bytes(b" " * 2000)
     assert len(read_bytes(p, limit=2000)) == 2000
-    with pytest.raises(ModelError, match="more than the 1000 bytes"):
+    with pytest.raises(ModelError, match="more than the 1,000 bytes"):
         read_bytes(p, limit=1000)
 
 
