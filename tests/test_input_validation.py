@@ -80,7 +80,7 @@ def _short_raw():
 
 
 def _short_raw_large():
-    t = _w("w", (512, 1024))                   # 2 MiB: bounded by the message size, not copied
+    t = _w("w", (512, 1024))                   # 2 MiB: the checker sees it as a typed input
     t.raw_data = t.raw_data[: 1 << 20]
     nodes = [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)]
     return _conv_model(nodes=nodes, inits=[t], inputs=[helper.make_tensor_value_info("x", F, [1, 1024])],
@@ -110,7 +110,7 @@ ONNX_BAD = {
     "int64 dims": (lambda: _conv_model(inputs=[helper.make_tensor_value_info("x", F, [2**63 - 1, 3, 8, 8])]),
                    "elements"),
     "raw data short": (_short_raw, "raw_data holds 10 bytes"),
-    "large raw data short": (_short_raw_large, "raw_data holds at most"),
+    "large raw data short": (_short_raw_large, "raw_data holds 1048576 bytes"),
     "attribute wrong type": (lambda: _conv_model(attrs={"kernel_shape": [3, 3], "group": 1.5}), "'conv'"),
     "kernel vs weight": (lambda: _conv_model(attrs={"kernel_shape": [5, 5]}), "disagrees with the weight shape"),
     "negative pads": (lambda: _conv_model(attrs={"kernel_shape": [3, 3], "pads": [-1, 0, 0, 0]}), "pads"),

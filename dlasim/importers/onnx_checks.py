@@ -123,11 +123,10 @@ def _tensors(g, path: str) -> None:
             continue
         n, size = math.prod(t.dims), _ITEMSIZE[t.data_type]
         if t.HasField("raw_data") and size:
-            # len(raw_data) copies the bytes: large tensors are bounded by the message size instead
-            held = len(t.raw_data) if n * size <= _BIG else (t.ByteSize() if t.ByteSize() < n * size else n * size)
+            held = len(t.raw_data)  # a transient copy of one tensor's bytes (protobuf has no cheaper length)
             if held != n * size:
-                raise _err(path, f"initializer {t.name!r}: raw_data holds {'at most ' * (n * size > _BIG)}"
-                                 f"{held} bytes, its shape {list(t.dims)} needs {n * size}")
+                raise _err(path, f"initializer {t.name!r}: raw_data holds {held} bytes, its shape "
+                                 f"{list(t.dims)} needs {n * size}")
         typed = max(len(t.float_data), len(t.int32_data), len(t.int64_data), len(t.double_data),
                     len(t.uint64_data), len(t.string_data))
         if not t.HasField("raw_data") and typed and typed < n:
@@ -181,6 +180,11 @@ def _convs(g, path: str) -> None:
 _BIG = 1 << 20   # initializers above this many bytes reach the checker as typed inputs (no data copied)
 
 
+def _nbytes(t) -> int:
+    """Bytes of an initializer by its shape (ByteSize() would serialize it)."""
+    return math.prod(t.dims) * (_ITEMSIZE.get(t.data_type) or 8)
+
+
 def _checker(model, path: str) -> None:
     import onnx
     from onnx import checker
@@ -188,7 +192,7 @@ def _checker(model, path: str) -> None:
     declared = {o.domain for o in model.opset_import}
     undeclared = {n.domain for n in model.graph.node} - declared - set(_DEFAULT)
     shapeless = any(not o.type.tensor_type.HasField("shape") for o in model.graph.output)
-    heavy = any(t.data_location == 1 or t.ByteSize() > _BIG for t in model.graph.initializer)
+    heavy = any(t.data_location == 1 or _nbytes(t) > _BIG for t in model.graph.initializer)
     if heavy or undeclared or shapeless:
         model = _checkable_copy(model, undeclared)
         if not model.graph.output:
@@ -225,7 +229,7 @@ def _checkable_copy(model, undeclared: set[str]):
     g.sparse_initializer.extend(src.sparse_initializer)
     names = {i.name for i in src.input}
     for t in src.initializer:
-        if t.data_location == 1 or t.ByteSize() > _BIG:
+        if t.data_location == 1 or _nbytes(t) > _BIG:
             if t.name not in names:
                 g.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
         else:
