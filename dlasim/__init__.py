@@ -57,7 +57,16 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
                                     f"engine's reformat copies cost more than its kernels save "
                                     f"({e.total_ms:.4f} ms vs {alt.total_ms:.4f} ms)")
                 e = alt
+    e.warnings += _weights_warning(g, sparsity)
     return e
+
+
+def _weights_warning(g: Graph, sparsity: str) -> list[str]:
+    weights = getattr(g, "external_weights", None)
+    if weights is None:
+        return []
+    from .importers.onnx_checks import missing_weights_warning
+    return missing_weights_warning(weights, sparsity)
 
 
 def compare(model, hw="xavier-agx", vary: dict | None = None, **options):

@@ -3,8 +3,8 @@
 The stand-alone estimate of each engine (dlasim.estimate) gives every step's time, DRAM bytes and memory
 time (dlasim/cost); dlasim/concurrent/contention.py runs the engines together on the platform's shared
 DRAM and shared GPU. The DRAM bandwidth all engines draw together is the platform's
-`memory.concurrent_efficiency` share of its peak (fitted by validation/fit_concurrency.py; the spec file
-names its data).
+`memory.concurrent_efficiency` share of its peak (the spec file names its source; for the Jetson specs an
+assumption, the peak itself, since every measured aggregate is a held-out row).
 """
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ def run_concurrent(engines: list[Engine], hw="orin-agx", mode: str = "throughput
     eff = plat.memory.concurrent_efficiency
     if eff is None:
         eff = DEFAULT_CONCURRENT_EFFICIENCY
-        warnings.append(f"{plat.name} has no fitted memory.concurrent_efficiency: the engines together may draw "
+        warnings.append(f"{plat.name} has no memory.concurrent_efficiency: the engines together may draw "
                         f"the full DRAM peak (an optimistic bound on the DRAM contention)")
     peak = plat.memory.dram_bandwidth_bytes_per_s
     cap = peak * eff

@@ -47,18 +47,34 @@ _SMALL = 64  # integer initializers up to this many elements are shape arithmeti
 
 
 def load_onnx(path: str, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:
-    """Import an ONNX file as a validated, shaped Graph; `shapes`/`batch` fix input shapes first."""
+    """Import an ONNX file as a validated, shaped Graph; `shapes`/`batch` fix input shapes first.
+
+    The file is read with dlasim.safeio (a regular file under protobuf's 2 GiB limit) and checked by
+    importers/onnx_checks.py before conversion; external weight files are never opened."""
+    model = read_onnx(path)
+    from .onnx_checks import check_model
+    weights = check_model(model, path)
+    g = _Importer(model, path).run(dict(shapes or {}), batch)
+    g.external_weights = weights
+    return g
+
+
+def read_onnx(path: str):
+    """The ModelProto of an ONNX file, without external data; a one-line ModelError when unreadable."""
     import onnx
 
+    from ..safeio import ONNX_LIMIT, read_bytes
+
+    data = read_bytes(path, "model", limit=ONNX_LIMIT)
     try:
-        model = onnx.load(path, load_external_data=False)
-    except OSError as e:
-        raise ModelError(f"{path}: cannot read model ({e.strerror or e})") from None
+        model = onnx.load_model_from_string(data)
+    except RecursionError:
+        raise ModelError(f"{path}: not a valid ONNX model (messages nest too deeply)") from None
     except Exception as e:  # protobuf DecodeError and friends
         raise ModelError(f"{path}: not a valid ONNX model ({_one_line(e)})") from None
     if not model.HasField("graph") or not (model.graph.node or model.graph.input):
         raise ModelError(f"{path}: not a valid ONNX model (no graph)")
-    return _Importer(model, path).run(dict(shapes or {}), batch)
+    return model
 
 
 def _one_line(e: Exception) -> str:

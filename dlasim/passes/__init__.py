@@ -8,7 +8,7 @@ reformat / transition / launch steps are inserted. Every pass records its decisi
 from __future__ import annotations
 
 from ..errors import DlasimError
-from ..hardware import Platform
+from ..hardware import Platform, check_dla_core
 from ..ir import Graph
 from ..plan import Plan
 from .fold import fold
@@ -34,6 +34,7 @@ def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision:
         raise DlasimError(f"--precision: expected one of {', '.join(PRECISIONS)}, got {precision!r}")
     if sparsity not in SPARSITY:
         raise DlasimError(f"--sparsity: expected one of {', '.join(SPARSITY)}, got {sparsity!r}")
+    check_dla_core(platform, dla_core)
     if device == "gpu" and platform.gpu is None:
         raise DlasimError(f"{platform.name} has no GPU; use --device dla")
     if device == "dla" and platform.gpu is None:
