@@ -18,7 +18,8 @@ HELP = "engines on the GPU and DLA cores at once: throughput, pipeline, advice"
 def add_arguments(p) -> None:
     p.add_argument("models", nargs="*", help="with no --engine: this model on the GPU and on every DLA core; "
                                              "with --advise: the models to place (default: none)")
-    p.add_argument("--hw", default=None, help="platform name, name:mode, or a .toml spec path (default: orin-agx)")
+    p.add_argument("--hw", default=None,
+                   help="platform name, name:mode, or a .toml spec path (default: xavier-agx, as the other commands)")
     p.add_argument("--engine", action="append", default=[],
                    help="MODEL[,device=gpu|dla0|dla1][,precision=..][,batch=N][,input_formats=..][,label=..]; "
                         "repeat for more engines (default: none)")
@@ -86,7 +87,7 @@ def cmd(a) -> str:
             raise DlasimError(f"--batches: expected integers, got {a.batches!r}") from None
         if not batches or min(batches) < 1:
             raise DlasimError("--batches: give batches >= 1")
-        result = advise(a.models, hw or "orin-agx", a.latency_ms, batches, a.precision or "int8")
+        result = advise(a.models, hw or "xavier-agx", a.latency_ms, batches, a.precision or "int8")
         if a.format == "json":
             return report.to_json(result.to_dict())
         if a.format == "html":
@@ -101,7 +102,7 @@ def cmd(a) -> str:
     engines += [parse_engine(t, defaults) for t in a.engine]
     if a.models and (a.engine or a.engines):
         raise DlasimError("concurrent: give MODEL or --engine/--engines, not both")
-    plat = dlasim.hardware(hw or "orin-agx")
+    plat = dlasim.hardware(hw or "xavier-agx")
     cuts = [c.strip() for item in a.cut for c in item.split(",") if c.strip()]
     if cuts or a.stages:
         if len(a.models) != 1 or not cuts or not a.stages:

@@ -145,7 +145,7 @@ def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> 
     return out
 
 
-def run_concurrent(engines: list[Engine], hw="orin-agx", mode: str = "throughput", iterations: int = 4,
+def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughput", iterations: int = 4,
                    cache: dict | None = None, buffers: int = 1) -> ConcurrentResult:
     """Predict the engines running together (see the package notes)."""
     import dlasim
@@ -232,7 +232,8 @@ def _engine_result(e: Engine, est, run, sim: SimResult, mode: str, engines: list
 
 
 def render(r: ConcurrentResult) -> str:
-    lines = [f"{len(r.engines)} engine(s) on {r.hardware}, mode {r.mode}; DRAM {r.dram_peak_bytes_per_s / 1e9:.1f} GB/s "
+    lines = [f"{len(r.engines)} engine(s) on {r.hardware}, mode {r.mode}; "
+             f"DRAM {r.dram_peak_bytes_per_s / 1e9:.1f} GB/s "
              f"peak, {r.dram_cap_bytes_per_s / 1e9:.1f} GB/s drawn together at most"]
     hdr = (f"{'engine':<28} {'unit':<5} {'batch':>5} {'alone ms':>9} {'together':>9} {'alone qps':>10} "
            f"{'together':>9} {'slowdown':>8} {'+DRAM':>7} {'+share':>7} {'+copies':>7}")
