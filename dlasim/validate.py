@@ -359,14 +359,14 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
         value = measured_value(case.get("measured", ""), runner.root)
         row["measured_value"] = value
         row["measured"] = to_ms(value, row["unit"], row["batch"], engines)
-        metric = case.get("metric") or "total_ms"
-        if metric.startswith("concurrent:"):   # engines at once: dlasim/concurrent/cases.py
+        if (case.get("metric") or "").startswith("concurrent:"):   # engines at once: dlasim/concurrent/cases.py
             from .concurrent.cases import predict_case
             pred, warn, base = predict_case(case, runner)
             row["predicted"], row["warnings"] = pred, warn
             row["sum_alone_ms"], row["sum_alone_error_pct"] = base, error_pct(base, row["measured"])
         else:
             est = runner.estimate(case)
+            metric = case.get("metric") or "total_ms"
             if metric.startswith("minus_case:"):
                 other = runner.cases.get(metric.split(":", 1)[1].strip())
                 if other is None:

@@ -14,6 +14,8 @@ import sys
 import tempfile
 
 from ..errors import DlasimError
+from ..concurrent.cli import HELP as CONCURRENT_HELP, add_options as add_concurrent_options
+from ..sweep import HELP as SWEEP_HELP, add_options as add_sweep_options
 from . import commands as C
 from .options import DEFAULTS_VS_TRTEXEC, add_model_options
 
@@ -57,7 +59,8 @@ def _explain(p) -> None:
 def _compare(p) -> None:
     add_model_options(p)
     p.add_argument("--vary", required=True, action="append", metavar="KEY=V1,V2",
-                   help="the option to vary: precision|sparsity|device|batch|hw (required; no default)")
+                   help="the option to vary: precision|sparsity|device|batch|hw|model (required; no default; model: two "
+                        "model paths or zoo names, e.g. two Q/DQ placements of one network)")
 
 
 def _validate(p) -> None:
@@ -104,19 +107,14 @@ def _specs(p) -> None:
     p.add_argument("name", nargs="?", help="platform to show (default: none)")
 
 
+def _sweep(p) -> None:
+    add_model_options(p)
+    add_sweep_options(p)
+
+
 def _zoo(p) -> None:
     p.add_argument("action", nargs="?", choices=["list"], default="list",
                    help="list the built-in networks (default: list)")
-
-
-def _concurrent(p) -> None:
-    from ..concurrent.cli import add_arguments
-    add_arguments(p)
-
-
-def _run_concurrent(a) -> C.Output:
-    from ..concurrent.cli import cmd
-    return C.Output(cmd(a), (), False)         # wide tables: not wrapped
 
 
 SUBCOMMANDS = [
@@ -129,8 +127,8 @@ SUBCOMMANDS = [
     ("profile", "summarise a measured trtexec profile", _profile, C.cmd_profile),
     ("specs", "list or show hardware spec files", _specs, C.cmd_specs),
     ("zoo", "list the built-in networks", _zoo, C.cmd_zoo),
-    ("concurrent", "engines on the GPU and DLA cores at once: throughput, pipeline, advice", _concurrent,
-     _run_concurrent),
+    ("concurrent", CONCURRENT_HELP, add_concurrent_options, C.cmd_concurrent),
+    ("sweep", SWEEP_HELP, _sweep, C.cmd_sweep),
 ]
 
 

@@ -15,46 +15,35 @@ from ..errors import DlasimError
 HELP = "engines on the GPU and DLA cores at once: throughput, pipeline, advice"
 
 
-def add_arguments(p) -> None:
-    p.add_argument("models", nargs="*", help="with no --engine: this model on the GPU and on every DLA core; "
-                                             "with --advise: the models to place (default: none)")
-    p.add_argument("--hw", default=None,
-                   help="platform name, name:mode, or a .toml spec path (default: xavier-agx, as the other commands)")
+def add_options(p) -> None:
+    p.add_argument("models", nargs="*", help="with no --engine: this model on the GPU and on every DLA core "
+                                             "(with --advise: the models to place; default: none)")
+    p.add_argument("--hw", default=None, help="platform name, name:mode, or a .toml spec path "
+                                            "(default: xavier-agx as the other commands, or the --engines file's hw)")
     p.add_argument("--engine", action="append", default=[],
-                   help="MODEL[,device=gpu|dla0|dla1][,precision=..][,batch=N][,input_formats=..][,label=..]; "
-                        "repeat for more engines (default: none)")
-    p.add_argument("--engines", default=None, help="TOML file with [[engine]] tables and optional hw, mode "
-                                                   "(default: none)")
+                   help="MODEL[,device=gpu|dla0|dla1][,precision=..][,batch=N][,input_formats=..][,label=..] "
+                        "(repeat for each engine; default: none)")
+    p.add_argument("--engines", default=None, help="TOML file with [[engine]] tables (and optional hw, mode) (default: none)")
     p.add_argument("--mode", choices=["throughput", "pipeline"], default=None,
-                   help="throughput: every engine back to back; pipeline: the engines are stages in order "
-                        "(default: throughput)")
+                   help="throughput: engines run back to back at once; pipeline: stages of one network, frames "
+                        "overlapping (default: throughput, pipeline with --cut)")
     prec = p.add_mutually_exclusive_group()
     prec.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default=None,
-                      help="precision of engines that do not set one (default: int8)")
-    prec.add_argument("--int8", dest="precision", action="store_const", const="int8",
-                      help="= --precision int8 (default: int8)")
-    prec.add_argument("--fp16", dest="precision", action="store_const", const="fp16",
-                      help="= --precision fp16 (default: int8)")
-    p.add_argument("--batch", type=int, default=None, help="batch of every engine that does not set one "
-                                                          "(default: the model's own)")
+                      help="precision of every engine that does not set one (default: int8)")
+    prec.add_argument("--int8", dest="precision", action="store_const", const="int8", help="= --precision int8 (default: off)")
+    prec.add_argument("--fp16", dest="precision", action="store_const", const="fp16", help="= --precision fp16 (default: off)")
+    p.add_argument("--batch", type=int, default=None, help="batch of every engine that does not set one (default: the model's)")
     p.add_argument("--inputIOFormats", "--input-io-formats", dest="input_formats", default=None,
-                   help="input formats of engines that do not set them, trtexec spelling (default: fp32:chw)")
+                   help="input formats of every engine that does not set them, trtexec spelling (default: none)")
     p.add_argument("--cut", action="append", default=[],
-                   help="pipeline: cut MODEL after this layer; repeat or comma-separate for more stages "
-                        "(default: no cut)")
-    p.add_argument("--stages", default=None, help="pipeline: the unit of each stage, e.g. dla0,gpu "
-                                                  "(default: none; needed with --cut)")
-    p.add_argument("--iterations", type=int, default=4,
-                   help="simulated iterations per engine after one warm-up (default: 4)")
-    p.add_argument("--advise", action="store_true",
-                   help="search assignments and batches for aggregate img/s (default: off)")
-    p.add_argument("--latency-ms", type=float, default=None, help="--advise: per-engine latency bound "
-                                                                  "(default: none)")
+                   help="pipeline: cut MODEL after this layer (repeat or comma-separate for more stages; default: none)")
+    p.add_argument("--stages", default=None, help="pipeline: the unit of each stage, e.g. dla0,gpu (default: none)")
+    p.add_argument("--iterations", type=int, default=4, help="simulated iterations per engine after one warm-up (default: 4)")
+    p.add_argument("--advise", action="store_true", help="search assignments and batches for aggregate img/s (default: off)")
+    p.add_argument("--latency-ms", type=float, default=None, help="--advise: per-engine latency bound in ms (default: none)")
     p.add_argument("--batches", default="1,2,4,8,16,32", help="--advise: batches to try (default: 1,2,4,8,16,32)")
-    p.add_argument("--format", choices=["table", "json", "html"], default="table",
-                   help="output format: table, json, html (default: table)")
-    p.add_argument("-o", "--output", default=None, metavar="FILE",
-                   help="write to FILE instead of stdout (default: stdout; required for html)")
+    p.add_argument("--format", choices=["table", "json", "html"], default="table", help="output format (default: table)")
+    p.add_argument("-o", "--output", default=None, help="write to FILE instead of stdout (default: stdout; needed for html)")
 
 
 def _defaults(a) -> dict:

@@ -15,9 +15,10 @@ from .fold import fold
 from .fuse import fuse
 from .partition import partition
 from .place import assign_precision, check_dla_support, place
+from .qdq import quantize
 from .reformat import insert_reformats, parse_io_formats
 
-PASSES = (fold, check_dla_support, place, assign_precision, fuse, partition, insert_reformats)
+PASSES = (fold, check_dla_support, place, assign_precision, fuse, quantize, partition, insert_reformats)
 
 DEVICES = ("dla", "gpu")
 PRECISIONS = ("fp32", "fp16", "int8", "best")
