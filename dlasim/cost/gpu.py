@@ -13,13 +13,18 @@ Sources (reference/gpu_tensorrt.md):
   small pool_proj / 5x5 convs at 15-38 us). Reformat copies keep `copies.reformat_floor_s` (cost/copies.py).
 - Kernel classes (`kernel_class`): conv (implicit GEMM, R x S > 1), conv1x1, gemm (FC/MatMul with at least a
   CTA tile of rows), gemv (FC/MatMul with fewer rows than the smallest CTA tile: a weight stream, priced by
-  bytes, not tiles), depthwise, pool and eltwise (every other memory-bound layer). Each class has a floor and
+  bytes, not tiles), depthwise, reduce (global pools, reductions) and eltwise (every other memory-bound layer:
+  pointwise, windowed pools, softmax, normalisation, resize). Each class has a floor and
   an efficiency; a class without its own spec values uses the generic ones (hardware.Gpu). The per-class
   values are fitted by validation/fit_specs.py on the H200 kernel grid (validation/h200/gpu_grid_results.json).
 - L2 residency (s1.1 L2 sizes; s6.4: "29-39 MB casts show 5.2-5.4 TB/s, i.e. above HBM peak = L2 hits"):
   when a step's activations (inputs and outputs, weights not counted) fit in `l2_usable_fraction` of the L2,
   they move at `l2_bandwidth_bytes_per_s` instead of DRAM bandwidth (the producer has just written them; the
   write-back of dirty lines overlaps later kernels and is not charged). GPUs without these fields: no L2 term.
+- s5 modelling note ("per-kernel latency floor (ramp-up/tail of even a tiny kernel)"): where a spec sets
+  `tensor_latency_s`, a tensor-core kernel pays it once on top of its tiles x waves (latency + throughput),
+  and `kernel_floor_s` stays the shortest kernel. Fitted on Xavier's GoogLeNet rows, where one efficiency
+  alone under-predicts the small convs and over-predicts the large ones.
 - s5.1: per-kernel launch overhead (CUDA graphs, as trtexec runs).
 - s2.1 / s2.3: 2:4 sparsity only for constant conv/FC weights, C % 4 == 0, not grouped, FP16/INT8, on
   GPUs with sparse tensor cores; sparse kernels use large tiles; TensorRT times both and keeps the faster.
@@ -78,20 +83,21 @@ def _best_tile(m: int, n: int, k: int, sms: int, rate: float,
     return best_t, best
 
 
-POOL_OPS = frozenset({"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax",
-                      "ReduceSum", "ReduceMin"})
+# global pools and reductions: one output per (image, channel), a reduction kernel (the H200 grid: a global
+# average pool costs 4.7-12 us where a ReLU of the same tensor costs 1.7-5 us); windowed pools stay eltwise
+REDUCE_OPS = frozenset({"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum", "ReduceMin"})
 TENSOR_CLASSES = ("conv", "conv1x1", "gemm")       # tensor-core implicit-GEMM kernels (tiles and waves)
 
 
 def kernel_class(op: str, cs: ConvShape | None, precision: str, gpu: Gpu) -> str:
-    """The kernel class of a GPU layer (module docstring): conv, conv1x1, gemm, gemv, depthwise, pool, eltwise.
+    """The kernel class of a GPU layer (module docstring): conv, conv1x1, gemm, gemv, depthwise, reduce, eltwise.
 
     `cs`: the step's convolution shape (geometry.step_conv_shape), None for a layer that is not a conv/FC/MatMul.
     An FC/MatMul whose GEMM has fewer rows (M) than the smallest CTA tile of its precision would leave most of
     every tile empty; it runs as a GEMV-like weight stream (the H200 grid: F.linear 25088->4096 takes 51-52 us at
     every batch 1-32, 4.0 TB/s of weights, validation/h200/gpu_grid_results.json)."""
     if cs is None:
-        return "pool" if op in POOL_OPS else "eltwise"
+        return "reduce" if op in REDUCE_OPS else "eltwise"
     if cs.depthwise:
         return "depthwise"
     if op in ("Gemm", "MatMul"):
@@ -105,32 +111,35 @@ def kernel_class(op: str, cs: ConvShape | None, precision: str, gpu: Gpu) -> str
 def class_floor(gpu: Gpu, cls: str) -> float:
     """The floor of a kernel class (gpu_tensorrt.md s6.1, s6.2, s6.5): tensor-core classes `kernel_floor_s`,
     memory-bound ones `memory_kernel_floor_s`, unless the class has its own value."""
-    own = {"conv1x1": gpu.conv1x1_floor_s, "gemv": gpu.gemv_floor_s, "depthwise": gpu.depthwise_floor_s,
-           "pool": gpu.pool_floor_s}.get(cls)
+    own = {"conv1x1": gpu.conv1x1_floor_s, "gemm": gpu.gemm_floor_s, "gemv": gpu.gemv_floor_s, "depthwise": gpu.depthwise_floor_s,
+           "reduce": gpu.reduce_floor_s}.get(cls)
     if own is not None:
         return own
     return gpu.kernel_floor_s if cls in TENSOR_CLASSES or cls == "gemv" else gpu.memory_kernel_floor_s
 
 
 def class_efficiency(gpu: Gpu, cls: str) -> float:
-    """Tensor-core share of peak (conv, conv1x1, gemm) or DRAM-bandwidth share (the memory-bound classes)."""
+    """The share of DRAM bandwidth a class's memory traffic reaches (`memory_efficiency` for streaming
+    kernels). Tensor-core classes take their compute share from `tensor_efficiency`; conv1x1 has its own
+    bandwidth share (a 1x1 conv moves its bytes slower than a ReLU: the H200 grid)."""
     own = {"conv1x1": gpu.conv1x1_efficiency, "gemv": gpu.gemv_efficiency, "depthwise": gpu.depthwise_efficiency,
-           "pool": gpu.pool_efficiency}.get(cls)
-    if own is not None:
-        return own
-    return gpu.tensor_efficiency if cls in TENSOR_CLASSES else gpu.memory_efficiency
+           "reduce": gpu.reduce_efficiency}.get(cls)
+    return gpu.memory_efficiency if own is None else own
 
 
-def memory_time(act_bytes: float, const_bytes: float, dram_bw: float, plat: Platform) -> tuple[float, float]:
-    """(seconds, share of the activation bytes served by the L2) to move a step's bytes. `dram_bw` is the
-    class's effective DRAM bandwidth. Activations fit in the L2 when act_bytes <= l2_usable_fraction x l2_bytes
-    (module docstring); weights (`const_bytes`) always come from DRAM."""
+def memory_time(act_bytes: float, const_bytes: float, eff: float, plat: Platform) -> tuple[float, float]:
+    """(seconds, share of the activation bytes served by the L2) to move a step's bytes at a class's bandwidth
+    share `eff` (class_efficiency). Activations fit in the L2 when act_bytes <= l2_usable_fraction x l2_bytes
+    (module docstring); then they move at l2_bandwidth_bytes_per_s scaled by eff / memory_efficiency (a class
+    reaches the same fraction of the streaming kernels' L2 rate as of their DRAM rate). Weights
+    (`const_bytes`) always come from DRAM."""
     gpu = plat.gpu
     l2 = plat.memory.l2_bytes
+    dram_bw = plat.memory.dram_bandwidth_bytes_per_s * eff
     if gpu.l2_bandwidth_bytes_per_s is None or gpu.l2_usable_fraction is None or not l2 or \
             act_bytes > gpu.l2_usable_fraction * l2:
         return (act_bytes + const_bytes) / dram_bw, 0.0
-    return act_bytes / gpu.l2_bandwidth_bytes_per_s + const_bytes / dram_bw, 1.0
+    return act_bytes / (gpu.l2_bandwidth_bytes_per_s * eff / gpu.memory_efficiency) + const_bytes / dram_bw, 1.0
 
 
 def step_kernel_floor(step: Step, g: Graph, gpu: Gpu) -> float:
@@ -159,7 +168,6 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     p = step.precision
     op = step.anchor.op
     cls = kernel_class(op, cs, p, gpu)
-    dram = plat.memory.dram_bandwidth_bytes_per_s
     b = BYTES[p]
     in_bytes = elems(step.inputs) * b
     out_bytes = elems(step.outputs) * b
@@ -174,16 +182,16 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     if cls == "depthwise":
         # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): its class bandwidth share
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * (2 if p != "fp32" else 1))
-        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, dram * class_efficiency(gpu, cls), plat)
+        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
         return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
                       ideal_s=ideal, kernel_class=cls, l2_share=l2)
     if cls == "gemv":
         # too few rows for a CTA tile: a weight stream at the class's DRAM share; the MACs at the tensor rate
         compute = macs / (peak * gpu.tensor_efficiency)
-        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, dram * class_efficiency(gpu, cls), plat)
+        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
         return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
                       ideal_s=ideal, kernel_class=cls, l2_share=l2)
-    bw = dram * gpu.memory_efficiency
+    bw = class_efficiency(gpu, cls)
     if step.attrs.get("simt"):
         # an FP32 image-input conv on a TF32 GPU: CUDA-core implicit GEMM (passes/place.py), no tensor tiles
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * gpu.tensor_efficiency)
@@ -193,9 +201,11 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     cg = padded_channels(cs.c // cs.groups, p)
     m = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
     n, k = cs.k // cs.groups, cg * cs.r * cs.s
-    eff = class_efficiency(gpu, cls)
-    dense, info = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p), efficiency=eff)
+    eff = gpu.tensor_efficiency
+    dense, info = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p))
     dense *= cs.groups
+    if gpu.tensor_latency_s:
+        dense += gpu.tensor_latency_s
     compute = dense
     parts = {"ideal_s": ideal, **info, "sparse": "off", "kernel_class": cls}
     residual = elems(step.inputs[1:]) * b
@@ -209,7 +219,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
             # grows with the GEMM K over which the sparse prologue/metadata cost is amortised
             s_eff = eff * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
             sp, sinfo = gemm_time(m, n, k, gpu, p, gpu.sparse_cta_tiles or gpu.cta_tiles(p), 2.0, s_eff)
-            sp *= cs.groups
+            sp = sp * cs.groups + (gpu.tensor_latency_s or 0.0)
             sp_bytes = w_bytes // 2 + w_bytes // 16      # half the values + 2-bit metadata per kept value
             dense_t = max(dense, memory_time(act, w_bytes, bw, plat)[0])
             sparse_t = max(sp, memory_time(act, sp_bytes, bw, plat)[0])
@@ -254,8 +264,8 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
         # an op dlasim does not know: priced as two passes over its data (conservative) and flagged
         flags = {"unmodelled": True}
         nbytes *= 2
-    # pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels of their class
-    mem, l2 = memory_time(nbytes, 0, plat.memory.dram_bandwidth_bytes_per_s * class_efficiency(gpu, cls), plat)
+    # reductions, pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels of their class
+    mem, l2 = memory_time(nbytes, 0, class_efficiency(gpu, cls), plat)
     return finish(0.0, mem, gpu.launch_overhead_s, 0, nbytes, class_floor(gpu, cls), kernel_class=cls,
                   l2_share=l2, **flags)
 
