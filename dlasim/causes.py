@@ -2,7 +2,7 @@
 
 - `compare(model, hw, vary)` estimates one model under each value of one option (precision, sparsity,
   device, batch, hw) and splits the gap between the naive speedup (peak MAC-rate ratio, 2x for 2:4, b1/b2
-  for batch) and the predicted one into the stable cause codes of DESIGN.md ("Cause vocabulary"), with a
+  for batch) and the predicted one into the stable cause codes of docs/DESIGN.md ("Cause vocabulary"), with a
   per-step diff of the two variants (steps matched by the original layers they cover).
 - `explain(model, hw)` splits one configuration's time into a waterfall from the ideal (all MACs at the
   peak of one DLA core or the GPU) to the prediction, in the same codes.
@@ -22,8 +22,6 @@ import io
 import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
-
-import networkx as nx
 
 from .advice import COPY_NAME, FIXED_KINDS, Config, Findings, advise, listed, si, speedup_after
 from .cost.geometry import ConvShape, conv_shape
@@ -233,10 +231,22 @@ def match_steps(a: list[StepRow], b: list[StepRow]) -> list[tuple[list[StepRow],
     connected components of steps linked through their keys (the variants may fuse differently), in the
     order of their first step."""
     rows = [(0, r) for r in a] + [(1, r) for r in b]
-    links = nx.Graph()
-    links.add_nodes_from(range(len(rows)))
-    links.add_edges_from((i, k) for i, (_, r) in enumerate(rows) for k in _keys(r))
-    parts = sorted(sorted(i for i in c if isinstance(i, int)) for c in nx.connected_components(links))
+    parent = list(range(len(rows)))                   # union-find over row indices
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}                         # key -> first row holding it
+    for i, (_, r) in enumerate(rows):
+        for k in _keys(r):
+            parent[find(i)] = find(first.setdefault(k, i))
+    parts: dict[int, list[int]] = {}
+    for i in range(len(rows)):
+        parts.setdefault(find(i), []).append(i)
+    parts = sorted(parts.values())                      # each part ascending; parts by their first row
     return [tuple([rows[i][1] for i in part if rows[i][0] == side] for side in (0, 1)) for part in parts]
 
 

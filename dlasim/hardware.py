@@ -1,6 +1,6 @@
 """Hardware spec files (hardware_specs/*.toml) -> validated Platform objects.
 
-Rules (DESIGN.md): TOML read with tomllib (duplicate keys rejected), pydantic models with extra="forbid",
+Rules (docs/DESIGN.md): TOML read with tomllib (duplicate keys rejected), pydantic models with extra="forbid",
 SI units in field names, and every number named in the block's `sources` table. A bad file raises
 SpecError with one line naming the file, the field and what was expected.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -16,8 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from .errors import SpecError
+from .resources import spec_dir
 
-SPEC_DIR = Path(__file__).resolve().parent.parent / "hardware_specs"
+try:                                   # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:            # Python 3.10: the same parser, published as tomli
+    import tomli as tomllib
+
+SPEC_DIR = spec_dir()
 Precision = Literal["fp32", "fp16", "int8"]
 
 
@@ -331,3 +336,13 @@ def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
     plat = _load_file(str(path), path.stat().st_mtime)
     mode = mode or plat.default_power_mode
     return plat.with_mode(mode) if mode else plat
+
+
+def without_tf32(plat: Platform) -> Platform:
+    """The platform as trtexec --noTF32 builds for it: FP32 convolutions and GEMMs use the CUDA cores
+    (cuda_core_fma_per_clk_per_sm) instead of the TF32 tensor cores (fma_per_clk_per_sm_fp32); the FP32 tile
+    shapes are kept. TensorRT's TF32 default and --noTF32: reference/gpu_tensorrt.md (A100 TF32 vs FP32 rates)."""
+    if plat.gpu is None or not plat.gpu.tf32:
+        return plat
+    gpu = plat.gpu.model_copy(update={"fma_per_clk_per_sm_fp32": plat.gpu.cuda_core_fma_per_clk_per_sm})
+    return plat.model_copy(update={"gpu": gpu})

@@ -1,6 +1,6 @@
 """Graph IR: tensors with shapes and dtypes, layers with attributes, constant weights by shape.
 
-A Graph keeps its layers in topological order; a networkx view is built on demand. Constant tensors
+A Graph keeps its layers in topological order (producers before consumers). Constant tensors
 (weights, biases) carry a shape and no values: dlasim needs their sizes, not their contents.
 """
 from __future__ import annotations
@@ -91,18 +91,6 @@ class Graph:
 
     def const_inputs(self, layer: Layer) -> list[Tensor]:
         return [self.tensors[t] for t in layer.inputs if t and self.tensors[t].const]
-
-    def to_networkx(self):
-        import networkx as nx
-        g = nx.DiGraph()
-        for layer in self.layers:
-            g.add_node(layer.name, op=layer.op)
-        for layer in self.layers:
-            for t in layer.inputs:
-                p = self.producer(t)
-                if p is not None:
-                    g.add_edge(p.name, layer.name, tensor=t)
-        return g
 
     # ---- checks and shape inference --------------------------------------------------------------
     def validate(self) -> "Graph":

@@ -38,8 +38,9 @@ import statistics
 from pathlib import Path
 
 from .errors import DlasimError
+from .resources import data_root
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = data_root()                     # case paths (models, data files) are relative to this folder
 CASES = ROOT / "validation" / "cases.csv"
 MODELS = ROOT / "validation" / "models.py"
 

@@ -1,6 +1,6 @@
 """Model importers: turn a model file, a zoo name or a Graph into a shaped Graph.
 
-`load_model` is the single entry point (DESIGN.md, "Data flow": model file / zoo / builder -> Graph).
+`load_model` is the single entry point (docs/DESIGN.md, "Data flow": model file / zoo / builder -> Graph).
 Suffixes: `.onnx` (importers/onnx.py, the `onnx` package, imported lazily so the CLI starts fast),
 `.prototxt` (importers/caffe.py, no Caffe dependency), `.json` (Graph.to_json output), and `zoo:NAME`
 (dlasim.zoo). `parse_shapes` reads trtexec's `--shapes=name:1x3x224x224[,name2:...]` spelling.
