@@ -27,7 +27,8 @@ cannot determine are reported and kept at their prior values):
   gpu.sparse_k_half; NCHW->NHWC copies -> copies.reformat_efficiency, copies.reformat_floor_s; the kernel
   classes on the H200 grid (validation/gpu_classes.py: eltwise -> gpu.memory_efficiency,
   gpu.memory_kernel_floor_s, gpu.l2_bandwidth_bytes_per_s; pool, depthwise, conv1x1, gemv -> their own
-  efficiency and floor), every third grid shape held out and reported per class.
+  efficiency and floor), every third grid shape held out and reported per class. The Jetson iGPUs take
+  their depthwise_efficiency from it as an assumption (memory_efficiency x the H200 depthwise/eltwise ratio).
 - a100 GPU: trex A100 ResNet-18 FP16 engine, per row, corrected to the 0.862 ms GPU compute median
   (dlasim zoo:resnet18 at batch 32) -> gpu.tensor_efficiency, gpu.kernel_floor_s, gpu.memory_kernel_floor_s,
   gpu.memory_efficiency; then FP32 and INT8 engines predicted without refitting.
@@ -284,6 +285,25 @@ def h200_kernel_classes(plat, queue, conv_obs=(), verbose=False):
     return p
 
 
+JETSON_GPUS = ("xavier-agx", "orin-agx", "orin-nx-16gb")
+
+
+def jetson_depthwise_share(h200, fitted: dict, queue) -> None:
+    """Jetson iGPUs have no depthwise-conv data: their depthwise_efficiency is their memory_efficiency times the
+    H200 grid's ratio of the two (cuDNN's depthwise kernels against streaming ReLU/Add), an assumption said so in
+    the source. `fitted`: platforms already refitted in this run (else the spec file's values)."""
+    ratio = h200.gpu.depthwise_efficiency / h200.gpu.memory_efficiency
+    say(f"\n== Jetson iGPUs: depthwise_efficiency = memory_efficiency x {ratio:.3f} (H200 grid depthwise / eltwise)")
+    for name in JETSON_GPUS:
+        plat = fitted.get(name) or dlasim.hardware(name)
+        v = plat.gpu.memory_efficiency * ratio
+        say(f"   {name}: {plat.gpu.memory_efficiency:.4g} x {ratio:.3f} = {v:.4g}")
+        queue(name, {"gpu.depthwise_efficiency": v}, {"gpu.depthwise_efficiency": (
+            f"assumption: this GPU's memory_efficiency x {ratio:.3f}, the ratio of depthwise_efficiency to "
+            f"memory_efficiency fitted by {TOOL} on the H200 grid (validation/h200/gpu_grid_results.json "
+            f"depthwise and eltwise); no depthwise data on this GPU")})
+
+
 # --------------------------------------------------------------------------------------------------
 # A100
 
@@ -530,6 +550,7 @@ def main(argv=None) -> int:
     print_cases("h200 layout-preserving casts with the transpose-fitted copy parameters (not fitted: one "
                 "reformat efficiency cannot serve both)", cast_rows)
     h4 = h200_kernel_classes(h3, queue, [o for o in dense if o.dataset.endswith("F_conv")], a.verbose)
+    jetson_depthwise_share(h4, {"xavier-agx": xav}, queue)
     hsrc = rel(H200_JSON)
     queue("h200", C.fitted_values(res_h), sources_for(res_h, f"{hsrc} C_wave, D_sparse dense kernel times"))
     queue("h200", C.fitted_values(res_hs), sources_for(res_hs, f"{hsrc} D_sparse sparse/dense kernel-time ratios"))
