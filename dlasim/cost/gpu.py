@@ -208,6 +208,8 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
         dense += gpu.tensor_latency_s
     compute = dense
     parts = {"ideal_s": ideal, **info, "sparse": "off", "kernel_class": cls}
+    if gpu.tensor_latency_s:
+        parts["ramp_s"] = gpu.tensor_latency_s       # inside compute_s: the fixed ramp/tail of the kernel
     residual = elems(step.inputs[1:]) * b
     act = in_bytes + out_bytes
     if sparsity != "disable":
