@@ -175,7 +175,7 @@ class Gpu(_Block):
     depthwise_floor_s: Optional[float] = Field(default=None, ge=0)        # (else memory_kernel_floor_s)
     reduce_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, global pools (else memory_)
     reduce_floor_s: Optional[float] = Field(default=None, ge=0)             # (else memory_kernel_floor_s)
-    tensor_latency_s: Optional[float] = Field(default=None, ge=0)         # fixed time added to a tensor-core kernel
+    tensor_latency_s: Optional[float] = Field(default=None, ge=0)         # fixed ramp/tail of a tensor-core or GEMV kernel
     l2_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)  # activations resident in L2 move at this
     l2_usable_fraction: Optional[float] = Field(default=None, gt=0, le=1)  # share of memory.l2_bytes a step may use
 

@@ -42,7 +42,8 @@ def test_gemv_is_a_weight_stream_at_its_own_bandwidth_share():
     """FC 4096 -> 4096, batch 1, FP16: 4096*4096*2 = 33,554,432 B of weights + 8,192 B in + 8,192 B out =
     33,570,816 B at 4.8 TB/s x 0.5 = 13.9878 us (launch 0, floor 1 us, no L2 term); batch 2 adds only 16 KB,
     not a tile."""
-    plat = _plat(gemv_efficiency=0.5, gemv_floor_s=1e-6, launch_overhead_s=0.0, l2_bandwidth_bytes_per_s=None)
+    plat = _plat(gemv_efficiency=0.5, gemv_floor_s=1e-6, launch_overhead_s=0.0, l2_bandwidth_bytes_per_s=None,
+                 tensor_latency_s=0.0)
     times = []
     for n in (1, 2):
         b = GraphBuilder("fc")
@@ -53,10 +54,16 @@ def test_gemv_is_a_weight_stream_at_its_own_bandwidth_share():
     assert times[1] == pytest.approx((33_570_816 + 16_384) / 2.4e12 * 1e3)
     # a class without its own value falls back to the generic memory_efficiency (0.8 here)
     plat = _plat(gemv_efficiency=None, gemv_floor_s=1e-6, launch_overhead_s=0.0, memory_efficiency=0.8,
-                 l2_bandwidth_bytes_per_s=None)
+                 l2_bandwidth_bytes_per_s=None, tensor_latency_s=0.0)
     b = GraphBuilder("fc")
     (fc,) = _layer(b.build([b.fc(b.input("x", (1, 4096)), 4096, bias=False)]), plat)
     assert fc.time_ms == pytest.approx(33_570_816 / (4.8e12 * 0.8) * 1e3)
+    # the kernel ramp comes on top of the stream: + 3 us
+    plat = _plat(gemv_efficiency=0.5, gemv_floor_s=1e-6, launch_overhead_s=0.0, l2_bandwidth_bytes_per_s=None,
+                 tensor_latency_s=3e-6)
+    b = GraphBuilder("fc")
+    (fc,) = _layer(b.build([b.fc(b.input("x", (1, 4096)), 4096, bias=False)]), plat)
+    assert fc.time_ms == pytest.approx((33_570_816 / 2.4e12 + 3e-6) * 1e3)
 
 
 @pytest.mark.parametrize("n, l2, expect_us", [

@@ -23,7 +23,7 @@ Sources (reference/gpu_tensorrt.md):
   write-back of dirty lines overlaps later kernels and is not charged). GPUs without these fields: no L2 term.
 - s5 modelling note ("per-kernel latency floor (ramp-up/tail of even a tiny kernel)"): where a spec sets
   `tensor_latency_s`, a tensor-core kernel pays it once on top of its tiles x waves (latency + throughput),
-  and `kernel_floor_s` stays the shortest kernel. Fitted on Xavier's GoogLeNet rows, where one efficiency
+  and a GEMV on top of its weight stream; the class floors stay the shortest kernels. Fitted on Xavier's GoogLeNet rows, where one efficiency
   alone under-predicts the small convs and over-predicts the large ones.
 - s5.1: per-kernel launch overhead (CUDA graphs, as trtexec runs).
 - s2.1 / s2.3: 2:4 sparsity only for constant conv/FC weights, C % 4 == 0, not grouped, FP16/INT8, on
@@ -189,6 +189,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
         # too few rows for a CTA tile: a weight stream at the class's DRAM share; the MACs at the tensor rate
         compute = macs / (peak * gpu.tensor_efficiency)
         mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
+        mem += gpu.tensor_latency_s or 0.0          # the same kernel ramp/tail as a tensor-core kernel
         return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
                       ideal_s=ideal, kernel_class=cls, l2_share=l2)
     bw = class_efficiency(gpu, cls)
