@@ -177,6 +177,14 @@ def loo_xavier_gpu(plat) -> list[dict]:
     return out
 
 
+def xavier_gpu_sources(res: dict, data_text: str) -> dict:
+    """sources_for, saying which rows set the class parameters that few rows determine."""
+    src = sources_for(res, data_text)
+    if "gpu.gemv_efficiency" in src:
+        src["gpu.gemv_efficiency"] += "; set by the profile's one FC row (loss3/classifier, 1024->1000, batch 1)"
+    return src
+
+
 def predict_total(model, plat, measured, label, **kw) -> dict:
     e = dlasim.estimate(model, plat, **kw)
     return {"case": label, "measured": measured, "predicted": e.total_ms,
@@ -504,7 +512,7 @@ def main(argv=None) -> int:
     dla_data = (f"{rel(SEEDS / 'xavier_dla_conv_trtexec.csv')} (4 medians, bs32), "
                 f"{rel(SEEDS / 'xavier_dla_conv_breakdown.csv')}, "
                 f"{rel(HAX / 'profiles' / 'googlenet_dla_mark_at_-1.profile')} (rows + 3.656 ms mean)")
-    queue("xavier-agx", C.fitted_values(res_gpu), sources_for(res_gpu, gpu_data))
+    queue("xavier-agx", C.fitted_values(res_gpu), xavier_gpu_sources(res_gpu, gpu_data))
     queue("xavier-agx", C.fitted_values(res_dla), sources_for(res_dla, dla_data))
     seed_data = f"{rel(SEEDS / 'xavier_dla_conv_trtexec.csv')} (4 medians, bs32), {rel(SEEDS / 'xavier_dla_conv_breakdown.csv')}"
     bw_src = sources_for(res_bw, seed_data, extra="; the 3x3 FP16 engine's weight re-reads set it; the NVDLA "
