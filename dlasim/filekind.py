@@ -5,10 +5,10 @@ Only the shape of the file is read (JSON top-level keys, the first bytes), never
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from .errors import DlasimError
+from .safeio import load_json
 
 WHAT = {
     "onnx": ("an ONNX model", "MODEL (or --onnx=FILE)"),
@@ -26,8 +26,8 @@ WHAT = {
 
 def _json_kind(path: Path) -> str | None:
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        d = load_json(path)
+    except DlasimError:          # unreadable, malformed or too deep: the reader it goes to says what is wrong
         return None
     if isinstance(d, dict):
         if "Layers" in d:

@@ -28,7 +28,7 @@ Precision = Literal["fp32", "fp16", "int8"]
 
 class _Block(BaseModel):
     """A spec block: no unknown keys, and every numeric field it sets names its source."""
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # inf/nan rates: rejected
     sources: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -59,6 +59,8 @@ class Memory(_Block):
     dram_bandwidth_bytes_per_s: float = Field(gt=0)
     l2_bytes: int = Field(default=0, ge=0)
     emc_clock_hz: Optional[float] = Field(default=None, gt=0)   # DRAM (EMC) clock of that bandwidth
+    # share of dram_bandwidth_bytes_per_s that all engines running at once draw together (dlasim concurrent)
+    concurrent_efficiency: Optional[float] = Field(default=None, gt=0, le=1)
 
 
 class Copies(_Block):
@@ -262,6 +264,17 @@ class Platform(_Block):
         return self.model_copy(update=upd)
 
 
+def check_dla_core(platform: Platform, core) -> int:
+    """`--dla-core N` (trtexec --useDLACore): an integer from 0 to the platform's DLA core count - 1."""
+    if isinstance(core, bool) or not isinstance(core, int):
+        raise SpecError(f"--dla-core: expected an integer, got {core!r}")
+    cores = platform.dla.cores if platform.dla else 0
+    if core < 0 or (core >= cores and (cores or core)):
+        allowed = f"0..{cores - 1}" if cores > 1 else "0"
+        raise SpecError(f"--dla-core: {platform.name} has {cores} DLA core(s), expected {allowed}, got {core}")
+    return core
+
+
 def _format_error(path: str, err: ValidationError) -> str:
     e = err.errors()[0]
     loc = [str(p) for p in e["loc"]]
@@ -301,13 +314,14 @@ def _toml_where(path: str, msg: str) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _load_file(path: str, mtime: float) -> Platform:
+    from .safeio import read_text
+    text = read_text(path, "spec file", error=SpecError)
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as e:
-        raise SpecError(f"{path}: cannot read spec file ({e.strerror})") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: not valid TOML{_toml_where(path, str(e))} ({e})") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not valid TOML (arrays or tables nest too deeply)") from None
     try:
         return Platform.model_validate({**data, "path": path})
     except ValidationError as e:
@@ -326,6 +340,9 @@ def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
     mode = None
     if ":" in text and not Path(text).exists():
         text, mode = text.rsplit(":", 1)
+        if not mode.strip():
+            raise SpecError(f"--hw {spec}: empty power mode after ':'; expected NAME:MODE such as orin-agx:30w "
+                            f"(or NAME alone for the default mode)")
     path = Path(text)
     if path.suffix != ".toml":
         path = SPEC_DIR / f"{text}.toml"

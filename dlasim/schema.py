@@ -114,6 +114,7 @@ class ExplainDoc(Document):
     ideal_ms: float
     ideal_basis: str
     gap_ms: float
+    unexplained_ms: float = Field(0.0, description="what the causes' own mechanisms leave of the gap (reported, not folded into a cause)")
     causes: list[Cause] = Field(description="predicted - ideal, split by cause, largest first")
     sparse_gains: list[SparseGain]
     advice: list[Advice]
@@ -168,6 +169,7 @@ class CompareDoc(Document):
     ideal_speedup: float = Field(description="the naive expectation, e.g. 2.0 for FP16 -> INT8")
     speedups: list[float]
     gap_ms: float
+    unexplained_ms: float = Field(0.0, description="what the causes' own mechanisms leave of the gap (reported, not folded into a cause)")
     causes: list[Cause]
     diff: list[Diff]
     advice: list[Advice]

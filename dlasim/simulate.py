@@ -29,6 +29,9 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
     if plan.sparsity != "disable":
         warnings += _sparse_warning(plan.sparsity, rows)
     warnings += _option_warnings(plan, rows)
+    if plan.precision in ("fp16", "fp32") and any(d.pass_name == "qdq" for d in plan.decisions):
+        warnings.append(f"the network has Q/DQ layers (explicit quantization): they make the layers between them "
+                        f"INT8 whatever --precision says; --precision={plan.precision} sets the other layers only")
     g = plan.graph
     return Estimate(model=g.name, hardware=plan.platform.label, device=plan.device, precision=plan.precision,
                     batch=plan.batch, sparsity=plan.sparsity, total_ms=total, steps=rows,

@@ -14,6 +14,7 @@ import sys
 import tempfile
 
 from ..errors import DlasimError
+from ..concurrent.cli import HELP as CONCURRENT_HELP, add_options as add_concurrent_options
 from . import commands as C
 from .options import DEFAULTS_VS_TRTEXEC, add_model_options
 
@@ -57,7 +58,8 @@ def _explain(p) -> None:
 def _compare(p) -> None:
     add_model_options(p)
     p.add_argument("--vary", required=True, action="append", metavar="KEY=V1,V2",
-                   help="the option to vary: precision|sparsity|device|batch|hw (required; no default)")
+                   help="the option to vary: precision|sparsity|device|batch|hw|model (required; no default; model: two "
+                        "model paths or zoo names, e.g. two Q/DQ placements of one network)")
 
 
 def _validate(p) -> None:
@@ -119,6 +121,7 @@ SUBCOMMANDS = [
     ("profile", "summarise a measured trtexec profile", _profile, C.cmd_profile),
     ("specs", "list or show hardware spec files", _specs, C.cmd_specs),
     ("zoo", "list the built-in networks", _zoo, C.cmd_zoo),
+    ("concurrent", CONCURRENT_HELP, add_concurrent_options, C.cmd_concurrent),
 ]
 
 

@@ -131,12 +131,13 @@ def cmd_explain(a) -> Output:
 
 
 def _parse_vary(items: list[str]) -> dict:
+    from ..causes import VARY_KEYS
     vary = {}
     for item in items:
         key, eq, vals = item.partition("=")
         key = key.strip()
-        if not eq or key not in ("precision", "sparsity", "device", "batch", "hw"):
-            raise DlasimError(f"--vary: expected KEY=V1,V2 with KEY in precision|sparsity|device|batch|hw, got {item!r}")
+        if not eq or key not in VARY_KEYS:
+            raise DlasimError(f"--vary: expected KEY=V1,V2 with KEY in {'|'.join(VARY_KEYS)}, got {item!r}")
         values = [v.strip() for v in vals.split(",") if v.strip()]
         if len(values) < 2:
             raise DlasimError(f"--vary {key}: give at least two values")
@@ -241,3 +242,9 @@ def cmd_specs(a) -> Output:
 def cmd_zoo(a) -> Output:
     from .. import zoo
     return Output("\n".join(f"zoo:{n:<18} {zoo.describe(n)}" for n in zoo.names()))
+
+
+def cmd_concurrent(a) -> Output:
+    from ..concurrent.cli import cmd
+    text = cmd(a)
+    return Output(text, (), False)       # its table is laid out by the concurrent report itself

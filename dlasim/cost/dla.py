@@ -199,8 +199,12 @@ def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool
     # depthwise processor, its rate
     run = ideal / 2 if sparse else ideal
     pad_s = 0.0 if on_depthwise_processor(cs, dla) else max(mac_cycles - run, 0) / (hz * eff)
+    pad_s = pad_s if mac_cycles >= sdp_cycles else 0.0
+    # the rest of the cycles above the ideal run at the unit's own rate (the depthwise processor, the SDP/PDP
+    # output rate), plus the MAC efficiency below 1: what causes.py calls compute_bound
+    rate_loss_s = (cycles - run) / (hz * eff) - pad_s + run / hz * (1.0 / eff - 1.0)
     return finish(compute, traffic / bw, dla.layer_overhead_s, cs.macs, traffic,
-                  ideal_s=ideal / hz, padding_s=pad_s if mac_cycles >= sdp_cycles else 0.0,
+                  ideal_s=ideal / hz, padding_s=pad_s, rate_loss_s=rate_loss_s,
                   refetch_bytes=refetch, refetch_s=refetch / bw, weight_stall_s=stall_s,
                   output_bound=sdp_cycles > mac_cycles or pdp_cycles > mac_cycles)
 

@@ -62,8 +62,10 @@ def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list
     if best is None:
         return t, {}
     tm, tn, tk, nt, waves, kp = best
+    # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM: with tile, wave and K
+    # efficiency and the channel alignment it makes up time / ideal (causes.py splits the time by them)
     return t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn), "wave_eff": nt / (waves * sms),
-               "k_eff": k / kp}
+               "k_eff": k / kp, "rate_eff": eff * gpu.ctas_per_sm}
 
 
 # A pure function of its arguments (all values, no spec objects), so a cached result is never stale. The
@@ -169,8 +171,9 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     op = step.anchor.op
     cls = kernel_class(op, cs, p, gpu)
     b = BYTES[p]
-    in_bytes = elems(step.inputs) * b
-    out_bytes = elems(step.outputs) * b
+    bo = BYTES[step.out_precision or p]     # an INT8 conv that no Q follows writes FP16 (passes/qdq.py)
+    in_bytes = elems(step.inputs[:1]) * b + elems(step.inputs[1:]) * bo
+    out_bytes = elems(step.outputs) * bo
     w_elems = cs.k * (cs.c // cs.groups) * cs.r * cs.s
     w_bytes = w_elems * b
     if op == "MatMul" and not g.tensors[step.anchor.inputs[1]].const:
@@ -189,14 +192,14 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
         # too few rows for a CTA tile: a weight stream at the class's DRAM share; the MACs at the tensor rate
         compute = macs / (peak * gpu.tensor_efficiency)
         mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
-        mem += gpu.tensor_latency_s or 0.0          # the same kernel ramp/tail as a tensor-core kernel
-        return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
-                      ideal_s=ideal, kernel_class=cls, l2_share=l2)
-    bw = class_efficiency(gpu, cls)
+        ramp = gpu.tensor_latency_s or 0.0             # the same kernel ramp/tail as a tensor-core kernel
+        return finish(compute, mem + ramp, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
+                      ideal_s=ideal, kernel_class=cls, l2_share=l2, stream_ramp_s=ramp)
+    share = class_efficiency(gpu, cls)
     if step.attrs.get("simt"):
         # an FP32 image-input conv on a TF32 GPU: CUDA-core implicit GEMM (passes/place.py), no tensor tiles
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * gpu.tensor_efficiency)
-        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, bw, plat)
+        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, share, plat)
         return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
                       ideal_s=ideal, kernel="simt", kernel_class=cls, l2_share=l2)
     cg = padded_channels(cs.c // cs.groups, p)
@@ -211,7 +214,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     parts = {"ideal_s": ideal, **info, "sparse": "off", "kernel_class": cls}
     if gpu.tensor_latency_s:
         parts["ramp_s"] = gpu.tensor_latency_s       # inside compute_s: the fixed ramp/tail of the kernel
-    residual = elems(step.inputs[1:]) * b
+    residual = elems(step.inputs[1:]) * bo
     act = in_bytes + out_bytes
     if sparsity != "disable":
         ok, why = sparse_eligible(step, g, cs, gpu, p)
@@ -224,15 +227,18 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
             sp, sinfo = gemm_time(m, n, k, gpu, p, gpu.sparse_cta_tiles or gpu.cta_tiles(p), 2.0, s_eff)
             sp = sp * cs.groups + (gpu.tensor_latency_s or 0.0)
             sp_bytes = w_bytes // 2 + w_bytes // 16      # half the values + 2-bit metadata per kept value
-            dense_t = max(dense, memory_time(act, w_bytes, bw, plat)[0])
-            sparse_t = max(sp, memory_time(act, sp_bytes, bw, plat)[0])
+            dense_t = max(dense, memory_time(act, w_bytes, share, plat)[0])
+            sparse_t = max(sp, memory_time(act, sp_bytes, share, plat)[0])
             parts.update(dense_s=dense_t, sparse_s=sparse_t, sparse_tile=sinfo.get("tile"))
             if sparse_t < dense_t:
                 compute, w_bytes = sp, sp_bytes
                 parts.update(sparse="used", **{f"sparse_{k_}": v for k_, v in sinfo.items()})
             else:
                 parts.update(sparse="too_small", sparse_reason="the dense kernel is as fast or faster")
-    mem, l2 = memory_time(act, w_bytes, bw, plat)
+    if bo != b:      # the bytes the higher-precision output and residual add over INT8 ones
+        parts["float_io_s"] = (elems(step.outputs) + elems(step.inputs[1:])) * (bo - b) / (
+            plat.memory.dram_bandwidth_bytes_per_s * share)
+    mem, l2 = memory_time(act, w_bytes, share, plat)
     return finish(compute, mem, gpu.launch_overhead_s, macs, act + w_bytes, floor,
                   residual_bytes=residual, l2_share=l2, **parts)
 
@@ -261,7 +267,7 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
             step.inputs[0].shape if step.inputs else (), anchor.attrs.get("perm") if anchor is not None else None)):
         return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
     cls = kernel_class(op, None, p, gpu)
-    nbytes = (elems(step.inputs) + elems(step.outputs)) * b
+    nbytes = elems(step.inputs) * b + elems(step.outputs) * BYTES[step.out_precision or p]
     flags = {}
     if any("unknown_op" in l.flags for l in step.members):
         # an op dlasim does not know: priced as two passes over its data (conservative) and flagged
