@@ -15,7 +15,7 @@ from .hardware import Platform, hardware
 from .ir import Graph, GraphBuilder
 from .report import Estimate, StepRow
 
-__all__ = ["load", "hardware", "estimate", "build", "compare", "explain", "Graph", "GraphBuilder",
+__all__ = ["load", "hardware", "estimate", "estimate_many", "build", "compare", "explain", "Graph", "GraphBuilder",
            "Platform", "Estimate", "StepRow", "DlasimError", "ModelError", "SpecError", "BuildError"]
 __version__ = "0.1.0"
 
@@ -68,6 +68,14 @@ def _weights_warning(g: Graph, sparsity: str) -> list[str]:
         return []
     from .importers.onnx_checks import missing_weights_warning
     return missing_weights_warning(weights, sparsity)
+
+
+def estimate_many(models, hw="xavier-agx", workers: int = 1, backend: str = "process", progress=None,
+                  **options) -> list:
+    """Estimates of many models in order (in-process, `workers` local processes, or Ray); a failure is a
+    batch.Failed in its slot. See dlasim.batch."""
+    from .batch import estimate_many as _many
+    return _many(models, hw, workers=workers, backend=backend, progress=progress, **options)
 
 
 def compare(model, hw="xavier-agx", vary: dict | None = None, **options):

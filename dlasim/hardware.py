@@ -129,6 +129,7 @@ class Dla(_Block):
     sparse_int8_conv: bool = False
     sparse_min_channels: int = Field(default=0, ge=0)
     depthwise_macs_per_cycle: Optional[float] = Field(default=None, gt=0)  # depthwise processor; None: MAC array
+    multi_batch_max: Optional[int] = Field(default=None, ge=1)   # images per direct-conv op; None: no limit
     support: DlaSupport
 
     def macs_per_cycle(self, precision: str) -> int:

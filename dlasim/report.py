@@ -87,6 +87,11 @@ class Estimate:
                 "dla_subgraphs": self.dla_subgraphs, "transitions": self.transitions,
                 "warnings": self.warnings, "label": self.label}
 
+    @property
+    def ok(self) -> bool:
+        """True: an estimate_many slot holding a result (a failed slot holds a batch.Failed, ok False)."""
+        return True
+
     def by_kind(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for s in self.steps:

@@ -18,10 +18,11 @@ MACS_RANGES = {
     "yolov4_relu": (28e9, 32e9),
     "ssd_mobilenet_v1": (1.1e9, 1.35e9),
     # torchvision model docs 'GFLOPS' (multiply-adds): alexnet 0.71, vgg16 15.47, vgg19 19.63,
-    # squeezenet1_1 0.35, resnet101 7.8, resnet152 11.51; +-1.5%
+    # squeezenet1_1 0.35, resnet101 7.8, resnet152 11.51, densenet121 2.83, mnasnet1_0 0.31; +-1.5%
     **{n: (0.985 * g * 1e9, 1.015 * g * 1e9) for n, g in [("alexnet", 0.71), ("vgg16", 15.47), ("vgg19", 19.63),
                                                            ("squeezenet1_1", 0.35), ("resnet101", 7.8),
-                                                           ("resnet152", 11.51)]},
+                                                           ("resnet152", 11.51), ("densenet121", 2.83),
+                                                           ("mnasnet1_0", 0.31)]},
     # Darknet prints BFLOPS = 2 x MACs of the conv layers: yolov3 416 65.879, yolov3-spp 608 141.531,
     # yolov3-tiny 416 5.571, yolov4-tiny 416 6.910 (AlexeyAB/darknet cfg load output), +-1%
     "yolov3": (0.99 * 65.879e9 / 2, 1.01 * 65.879e9 / 2),

@@ -113,6 +113,7 @@ def run(fs, say=print) -> dict:
             continue
         values, notes = refit_without(fam, fs) if fam in fit_families else ({}, ["no fit reads it: as validate"])
         runner = V._Runner()
+        runner.cases = {c["name"]: c for c in cases}       # minus_case metrics read another case
         for c in mine:
             spec = V.platform_key(c["platform"])
             if c["platform"] not in runner.platforms:
@@ -121,6 +122,9 @@ def run(fs, say=print) -> dict:
         errs = [abs(r["error_pct"]) for r in rows if r["error_pct"] is not None]
         pooled += errs
         s = V.summarize(rows)
+        if s["n_errors"]:
+            say(f"   {s['n_errors']} case(s) failed: " + "; ".join(f"{r['name']}: {r['error']}" for r in rows
+                                                                  if r["error"]))
         report[fam] = {"n": s["n"], "median_abs_error_pct": s["median_abs_error_pct"],
                        "within_20pct": s["within_20pct"], "refit": fam in fit_families, "notes": notes,
                        "cases": [(r["name"], r["platform"], r["error_pct"]) for r in rows]}

@@ -15,6 +15,7 @@ import tempfile
 
 from ..errors import DlasimError
 from ..concurrent.cli import HELP as CONCURRENT_HELP, add_options as add_concurrent_options
+from ..sweep import HELP as SWEEP_HELP, add_options as add_sweep_options
 from . import commands as C
 from .options import DEFAULTS_VS_TRTEXEC, add_model_options
 
@@ -106,6 +107,11 @@ def _specs(p) -> None:
     p.add_argument("name", nargs="?", help="platform to show (default: none)")
 
 
+def _sweep(p) -> None:
+    add_model_options(p)
+    add_sweep_options(p)
+
+
 def _zoo(p) -> None:
     p.add_argument("action", nargs="?", choices=["list"], default="list",
                    help="list the built-in networks (default: list)")
@@ -122,6 +128,7 @@ SUBCOMMANDS = [
     ("specs", "list or show hardware spec files", _specs, C.cmd_specs),
     ("zoo", "list the built-in networks", _zoo, C.cmd_zoo),
     ("concurrent", CONCURRENT_HELP, add_concurrent_options, C.cmd_concurrent),
+    ("sweep", SWEEP_HELP, _sweep, C.cmd_sweep),
 ]
 
 

@@ -248,3 +248,11 @@ def cmd_concurrent(a) -> Output:
     from ..concurrent.cli import cmd
     text = cmd(a)
     return Output(text, (), False)       # its table is laid out by the concurrent report itself
+
+
+def cmd_sweep(a) -> Output:
+    from ..sweep import cmd_sweep as sweep
+    r, opts, warnings = _prepare(a)
+    _check_model(r.model)
+    a.model = r.model
+    return Output(sweep(a, opts), tuple(warnings), a.format == "table")

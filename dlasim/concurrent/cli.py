@@ -17,7 +17,7 @@ HELP = "engines on the GPU and DLA cores at once: throughput, pipeline, advice"
 
 def add_options(p) -> None:
     p.add_argument("models", nargs="*", help="with no --engine: this model on the GPU and on every DLA core "
-                                             "(with --advise: the models to place)")
+                                             "(with --advise: the models to place; default: none)")
     p.add_argument("--hw", default=None, help="platform name, name:mode, or a .toml spec path (default: orin-agx, or the --engines file's hw)")
     p.add_argument("--engine", action="append", default=[],
                    help="MODEL[,device=gpu|dla0|dla1][,precision=..][,batch=N][,input_formats=..][,label=..] "
@@ -29,8 +29,8 @@ def add_options(p) -> None:
     prec = p.add_mutually_exclusive_group()
     prec.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default=None,
                       help="precision of every engine that does not set one (default: fp16)")
-    prec.add_argument("--int8", dest="precision", action="store_const", const="int8", help="= --precision int8")
-    prec.add_argument("--fp16", dest="precision", action="store_const", const="fp16", help="= --precision fp16")
+    prec.add_argument("--int8", dest="precision", action="store_const", const="int8", help="= --precision int8 (default: off)")
+    prec.add_argument("--fp16", dest="precision", action="store_const", const="fp16", help="= --precision fp16 (default: off)")
     p.add_argument("--batch", type=int, default=None, help="batch of every engine that does not set one (default: the model's)")
     p.add_argument("--inputIOFormats", "--input-io-formats", dest="input_formats", default=None,
                    help="input formats of every engine that does not set them, trtexec spelling (default: none)")
@@ -42,7 +42,7 @@ def add_options(p) -> None:
     p.add_argument("--latency-ms", type=float, default=None, help="--advise: per-engine latency bound in ms (default: none)")
     p.add_argument("--batches", default="1,2,4,8,16,32", help="--advise: batches to try (default: 1,2,4,8,16,32)")
     p.add_argument("--format", choices=["table", "json", "html"], default="table", help="output format (default: table)")
-    p.add_argument("-o", "--output", default=None, help="write to FILE instead of stdout (needed for html)")
+    p.add_argument("-o", "--output", default=None, help="write to FILE instead of stdout (default: stdout; needed for html)")
 
 
 def _defaults(a) -> dict:

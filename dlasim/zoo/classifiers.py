@@ -1,4 +1,5 @@
-"""Classifiers: ResNet, MobileNet V1/V2, GoogLeNet, and torchvision AlexNet, VGG-16/19, SqueezeNet 1.1."""
+"""Classifiers: ResNet, MobileNet V1/V2, GoogLeNet, and torchvision AlexNet, VGG-16/19, SqueezeNet 1.1,
+DenseNet-121, MnasNet 1.0."""
 from __future__ import annotations
 
 from typing import Callable
@@ -186,6 +187,53 @@ def _squeezenet1_1(b: GraphBuilder, x: str) -> list[str]:
     return [b.flatten(b.global_avgpool(x, name="classifier.3"), name="flatten")]
 
 
+# ---- torchvision DenseNet-121 (growth 32, bn_size 4, blocks 6/12/24/16) and MnasNet 1.0 ---------------
+
+
+def _densenet121(b: GraphBuilder, x: str) -> list[str]:
+    x = conv_bn_act(b, x, 64, 7, 2, "relu", "features.conv0", "features.norm0", "features.relu0")
+    x = b.maxpool(x, 3, 2, pad=1, name="features.pool0")
+    for i, n in enumerate((6, 12, 24, 16), start=1):
+        feats = [x]
+        for j in range(1, n + 1):
+            p = f"features.denseblock{i}.denselayer{j}"
+            y = b.concat(feats, name=f"{p}.cat") if len(feats) > 1 else feats[0]  # torch.cat(prev_features)
+            y = b.relu(b.bn(y, name=f"{p}.norm1"), name=f"{p}.relu1")
+            y = b.conv(y, 128, kernel=1, bias=False, name=f"{p}.conv1")
+            y = b.relu(b.bn(y, name=f"{p}.norm2"), name=f"{p}.relu2")
+            feats.append(b.conv(y, 32, kernel=3, bias=False, name=f"{p}.conv2"))
+        x = b.concat(feats, name=f"features.denseblock{i}.cat")
+        if i < 4:
+            p = f"features.transition{i}"
+            y = b.relu(b.bn(x, name=f"{p}.norm"), name=f"{p}.relu")
+            y = b.conv(y, b.shape(x)[1] // 2, kernel=1, bias=False, name=f"{p}.conv")
+            x = b.avgpool(y, 2, 2, name=f"{p}.pool")
+    x = b.relu(b.bn(x, name="features.norm5"), name="relu")
+    return [classifier(b, x)]
+
+
+MNASNET = [(24, 3, 2, 3, 3), (40, 5, 2, 3, 3), (80, 5, 2, 6, 3), (96, 3, 1, 6, 2), (192, 5, 2, 6, 4),
+           (320, 3, 1, 6, 1)]  # out channels, kernel, first stride, expansion, repeats (torchvision mnasnet1_0)
+
+
+def _mnas_block(b: GraphBuilder, x: str, c: int, k: int, s: int, t: int, p: str) -> str:
+    cin = b.shape(x)[1]
+    y = conv_bn_act(b, x, cin * t, 1, 1, "relu", f"{p}.expand")
+    y = conv_bn_act(b, y, cin * t, k, s, "relu", f"{p}.depthwise", groups=cin * t)
+    y = conv_bn(b, y, c, 1, 1, f"{p}.project")
+    return b.add(x, y, name=f"{p}.add") if s == 1 and cin == c else y
+
+
+def _mnasnet1_0(b: GraphBuilder, x: str) -> list[str]:
+    x = conv_bn_act(b, x, 32, 3, 2, "relu", "layers.0")
+    x = conv_bn_act(b, x, 32, 3, 1, "relu", "layers.3", groups=32)
+    x = conv_bn(b, x, 16, 1, 1, "layers.6")
+    for i, (c, k, s, t, n) in enumerate(MNASNET, start=8):
+        for j in range(n):
+            x = _mnas_block(b, x, c, k, s if j == 0 else 1, t, f"layers.{i}.{j}")
+    return [classifier(b, conv_bn_act(b, x, 1280, 1, 1, "relu", "layers.14"))]
+
+
 MODELS: dict[str, ZooModel] = {
     "resnet18": ZooModel(_resnet(basic_block, (2, 2, 2, 2)), (3, 224, 224),
                          "ResNet-18 (torchvision), basic blocks, 224x224, ~1.8 GMACs"),
@@ -210,4 +258,10 @@ MODELS: dict[str, ZooModel] = {
     "vgg19": ZooModel(_vgg(VGG["vgg19"]), (3, 224, 224), "VGG-19 (torchvision, no BN), 224x224, ~19.6 GMACs"),
     "squeezenet1_1": ZooModel(_squeezenet1_1, (3, 224, 224),
                               "SqueezeNet 1.1 (torchvision), fire modules, 224x224, ~0.35 GMACs"),
+    "densenet121": ZooModel(_densenet121, (3, 224, 224),
+                            "DenseNet-121 (torchvision): 4 dense blocks (BN-ReLU-conv, growth 32, a concat per "
+                            "layer), 224x224, ~2.9 GMACs"),
+    "mnasnet1_0": ZooModel(_mnasnet1_0, (3, 224, 224),
+                           "MnasNet 1.0 (torchvision): inverted residuals with 3x3/5x5 depthwise convs and ReLU, "
+                           "224x224, ~0.31 GMACs"),
 }
