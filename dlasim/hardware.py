@@ -272,11 +272,12 @@ class Platform(_Block):
 def check_dla_core(platform: Platform, core) -> int:
     """`--dla-core N` (trtexec --useDLACore): an integer from 0 to the platform's DLA core count - 1."""
     if isinstance(core, bool) or not isinstance(core, int):
-        raise SpecError(f"--dla-core: expected an integer, got {core!r}")
+        raise SpecError(f"dla_core={core!r} (--dla-core, --useDLACore): expected an integer")
     cores = platform.dla.cores if platform.dla else 0
     if core < 0 or (core >= cores and (cores or core)):
         allowed = f"0..{cores - 1}" if cores > 1 else "0"
-        raise SpecError(f"--dla-core: {platform.name} has {cores} DLA core(s), expected {allowed}, got {core}")
+        raise SpecError(f"dla_core={core} (--dla-core, --useDLACore): {platform.name} has {cores} DLA core(s), "
+                        f"numbered from 0: expected {allowed}, got {core}")
     return core
 
 

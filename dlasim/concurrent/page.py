@@ -3,7 +3,8 @@ slowdown causes, and a timeline of the engines running together (one lane per en
 the unit that runs them). Uses dlasim/html.py's page frame and escaping."""
 from __future__ import annotations
 
-from ..html import _e, _page
+from ..html.common import _e
+from ..html.pages import _page
 
 _COLOURS = {"gpu": "#76b900", "dla0": "#1f77b4", "dla1": "#17becf", "copy": "#ff7f0e", "overhead": "#999999"}
 
