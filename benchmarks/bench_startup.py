@@ -6,7 +6,8 @@ Each measurement runs a fresh interpreter (sys.executable) in DIR (default: this
 dlasim` finds DIR's package first; with several --root the checkouts are measured in turn, run by run, so
 that load from other processes falls on all of them alike. Prints, per checkout, the median over N runs of:
   - `python -X importtime -c "import dlasim"`: the cumulative import time the interpreter reports for the
-    package, and the same for `import dlasim.causes` (the package plus what `explain` and `compare` add);
+    package, and the same for `import dlasim.causes` (the package plus what `explain` and `compare` add),
+    beside the CPU time of that import alone (time.process_time around it; other processes disturb it less);
   - the wall time and the CPU time (user + system, which other processes disturb less) of `python -c "import
     dlasim"` and of `python -m dlasim explain zoo:resnet50` (output discarded), interpreter start included.
 Compare two checkouts in one run (--root OLD --root NEW); a shared machine varies by 10-20% from run to run.
@@ -34,6 +35,13 @@ def import_us(root: Path, module: str) -> float:
     return float(m.group(1))
 
 
+def import_cpu_s(root: Path, module: str) -> float:
+    """CPU seconds of `import module` in a fresh interpreter (the interpreter's own start-up excluded)."""
+    code = f"import time; t = time.process_time(); import {module}; print(time.process_time() - t)"
+    r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    return float(r.stdout)
+
+
 def run_s(root: Path, *args: str) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the child) of one run of `python ARGS`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -46,8 +54,10 @@ def run_s(root: Path, *args: str) -> tuple[float, float]:
 
 
 MEASURES = [  # (label, what it reports, function of the checkout)
-    ("import dlasim", "-X importtime, cumulative", lambda root: (import_us(root, "dlasim") / 1e6,)),
-    ("import dlasim.causes", "-X importtime, cumulative", lambda root: (import_us(root, "dlasim.causes") / 1e6,)),
+    ("import dlasim", "-X importtime cumulative / CPU",
+     lambda root: (import_us(root, "dlasim") / 1e6, import_cpu_s(root, "dlasim"))),
+    ("import dlasim.causes", "-X importtime cumulative / CPU",
+     lambda root: (import_us(root, "dlasim.causes") / 1e6, import_cpu_s(root, "dlasim.causes"))),
     ("python -c 'import dlasim'", "wall / CPU", lambda root: run_s(root, "-c", "import dlasim")),
     ("dlasim explain zoo:resnet50", "wall / CPU", lambda root: run_s(root, "-m", "dlasim", "explain", "zoo:resnet50")),
 ]

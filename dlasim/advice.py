@@ -427,18 +427,9 @@ def advise_batch(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
 
 
 def advise_qdq(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
-    """An explicitly quantized network whose Q/DQ pairs became reformat copies (passes/qdq.py rule 5):
-    quantize the residual Add inputs and the average pool's input too (advice_qdq.py)."""
-    copies = [d["layer"] for d in est.decisions if d["pass"] == "qdq" and d["action"] == "explicit reformat"]
-    if not copies:
-        return []
-    from .advice_qdq import quantize_residuals
-    g, names = quantize_residuals(cfg.graph)
-    if not names:
-        return []
-    return [Change("quantize_residuals", f"add Q/DQ pairs on the inputs of {listed(names)} (residual Add skip "
-                   f"inputs, average pools before a Q) so the INT8 layers before them write INT8 and the Q/DQ "
-                   f"copies between INT8 layers fuse away (now {len(copies)}, e.g. {listed(copies, 2)})", graph=g)]
+    """Q/DQ pairs that became copies: quantize residual Add and average-pool inputs (advice_qdq.py)."""
+    from .advice_qdq import advise_qdq as advise
+    return advise(cfg, est, found)
 
 
 ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_gpu, advise_channels, advise_int8_weights, advise_qdq,

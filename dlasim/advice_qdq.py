@@ -12,8 +12,10 @@ The advice is re-estimated like every other one (advice.py).
 """
 from __future__ import annotations
 
+from .advice import Change, Config, Findings, listed
 from .ir import Graph, Layer, Tensor
 from .passes.qdq import DQ, Q, QDQ_RULES
+from .report import Estimate
 
 ADD_OPS = frozenset({"Add", "Sum"})
 AVG_POOLS = frozenset({"GlobalAveragePool", "AveragePool"})
@@ -67,3 +69,16 @@ def quantize_residuals(g: Graph) -> tuple[Graph, list[str]]:
         layers.append(l)
     g.layers = layers
     return g.validate().infer_shapes(), names
+
+
+def advise_qdq(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
+    """An explicitly quantized network whose Q/DQ pairs became reformat copies (passes/qdq.py rule 5)."""
+    copies = [d["layer"] for d in est.decisions if d["pass"] == "qdq" and d["action"] == "explicit reformat"]
+    if not copies:
+        return []
+    g, names = quantize_residuals(cfg.graph)
+    if not names:
+        return []
+    return [Change("quantize_residuals", f"add Q/DQ pairs on the inputs of {listed(names)} (residual Add skip "
+                   f"inputs, average pools before a Q) so the INT8 layers before them write INT8 and the Q/DQ "
+                   f"copies between INT8 layers fuse away (now {len(copies)}, e.g. {listed(copies, 2)})", graph=g)]

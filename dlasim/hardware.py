@@ -168,6 +168,19 @@ class Gpu(_Block):
     memory_kernel_floor_s: float = Field(ge=0)     # shortest time of a memory-bound kernel (pool, pointwise, ...)
     launch_overhead_s: float = Field(ge=0)         # per kernel, between kernels
     fusable_post_ops: list[str]                    # fused into a conv/GEMM epilogue
+    # per kernel class (cost/gpu.py kernel_class); unset: the generic field above serves that class
+    gemm_floor_s: Optional[float] = Field(default=None, ge=0)             # FC/GEMM with >= a tile of rows (else kernel_)
+    conv1x1_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # DRAM share, 1x1 convs (else memory_)
+    conv1x1_floor_s: Optional[float] = Field(default=None, ge=0)          # (else kernel_floor_s)
+    gemv_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, FC weight stream (else memory_)
+    gemv_floor_s: Optional[float] = Field(default=None, ge=0)             # (else kernel_floor_s)
+    depthwise_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # DRAM share (else memory_)
+    depthwise_floor_s: Optional[float] = Field(default=None, ge=0)        # (else memory_kernel_floor_s)
+    reduce_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, global pools (else memory_)
+    reduce_floor_s: Optional[float] = Field(default=None, ge=0)             # (else memory_kernel_floor_s)
+    tensor_latency_s: Optional[float] = Field(default=None, ge=0)         # fixed ramp/tail of a tensor-core or GEMV kernel
+    l2_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)  # activations resident in L2 move at this
+    l2_usable_fraction: Optional[float] = Field(default=None, gt=0, le=1)  # share of memory.l2_bytes a step may use
 
     def fma_per_clk_per_sm(self, precision: str) -> float:
         return getattr(self, f"fma_per_clk_per_sm_{precision}")
@@ -215,6 +228,10 @@ class Platform(_Block):
     default_power_mode: Optional[str] = None
     mode: Optional[str] = None                     # the power mode applied, if any
     path: str = ""
+
+    def __repr__(self) -> str:          # one line (pydantic's prints every block and source)
+        mode = f":{self.mode}" if self.mode else ""
+        return f"Platform({self.name + mode!r}: {self.description})"
 
     @model_validator(mode="after")
     def _default_mode_exists(self):
@@ -321,7 +338,13 @@ def spec_names() -> list[str]:
 
 
 def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
-    """Load a platform: a built-in name, `name:mode`, or a path to a TOML file (optionally `path:mode`)."""
+    """Load a platform (validated; every number names its source).
+
+    spec: a built-in name ("xavier-agx", "orin-agx", "a100", ...; see spec_names() or `dlasim specs list`),
+          "NAME:MODE" for a power mode ("orin-agx:15w"; default the file's default mode), a path to a spec
+          .toml (optionally "PATH:MODE"), or a Platform (returned as is). Default "xavier-agx".
+    Raises SpecError (one line naming the file, the field and what was expected).
+    """
     if isinstance(spec, Platform):
         return spec
     text = str(spec)

@@ -92,6 +92,14 @@ class Estimate:
         """True: an estimate_many slot holding a result (a failed slot holds a batch.Failed, ok False)."""
         return True
 
+    def __repr__(self) -> str:          # one line (the generated one printed every step: 44 KB for ResNet-50)
+        from .notebook import summary
+        return summary(self)
+
+    def _repr_html_(self) -> str:       # Jupyter: the step table
+        from .notebook import step_table_html
+        return step_table_html(self)
+
     def by_kind(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for s in self.steps:

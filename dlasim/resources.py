@@ -18,10 +18,5 @@ def data_root() -> Path:
 
 
 def spec_dir() -> Path:
-    """The built-in hardware spec files (`NAME.toml`)."""
-    return data_root() / "hardware_specs"
-
-
-def validation_dir() -> Path:
-    """The measured validation cases (`cases.csv`), their data and the builder models."""
-    return data_root() / "validation"
+    """The built-in hardware spec files (`NAME.toml`); in a checkout, the top-level folder the link names."""
+    return (data_root() / "hardware_specs").resolve()

@@ -1,4 +1,4 @@
-"""The core import stays light: no networkx, no scipy; fitting names its extra when scipy is missing."""
+"""The core import stays light: no networkx, scipy, onnx or numpy; fitting names its extra when scipy is missing."""
 import subprocess
 import sys
 from pathlib import Path
@@ -36,8 +36,9 @@ def test_match_steps_pairs_copies_by_tensor_and_kind():
 
 
 def test_import_pulls_neither_networkx_nor_scipy():
+    # onnx and numpy too: only reading or writing an ONNX model (or fitting) needs them
     code = ("import sys, dlasim, dlasim.causes, dlasim.cli; dlasim.estimate('zoo:resnet18'); "
-            "print(sorted(m for m in ('networkx', 'scipy') if m in sys.modules))")
+            "print(sorted(m for m in ('networkx', 'scipy', 'onnx', 'numpy') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"

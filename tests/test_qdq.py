@@ -112,6 +112,9 @@ def test_naive_residual_add_runs_fp16_and_its_q_becomes_a_reformat():
     add = rows["add"]
     assert add.precision == "int8" and "residual input is not quantized" in add.reason
     assert rows["c.input.quantize"].kind == "reformat"           # the FP16 add output, quantized by a copy
+    # the FP16 skip is read as FP16 by the INT8 conv's fused add: no copy for it, only the three Q copies
+    assert sorted(r.name for r in e.steps if r.kind == "reformat") == \
+        ["a.input.quantize", "b.input.quantize", "c.input.quantize"]
 
 
 def test_residual_qdq_fuses_the_add_and_the_q_moves_before_the_pool():
@@ -177,6 +180,8 @@ def test_cli_compare_vary_model(capsys):
     d = json.loads(out.out)
     assert [v["label"] for v in d["variants"]] == ["resnet18-qat-residual", "resnet18-qat"]
     assert d["causes"][0]["code"] == "reformat"
+    from dlasim import schema
+    schema.DOCUMENTS["compare"].model_validate(d)             # vary "model" is part of the contract
 
 
 def test_onnx_weight_quantize_dequantize_of_float_weights_folds_to_int8(tmp_path):

@@ -67,8 +67,10 @@ def read_onnx(path: str):
     from ..safeio import ONNX_LIMIT, read_bytes
 
     data = read_bytes(path, "model", limit=ONNX_LIMIT)
+    model = onnx.ModelProto()
     try:
-        model = onnx.load_model_from_string(data)
+        model.ParseFromString(data)  # a bytearray is parsed in place (onnx.load_model_from_string wants bytes)
+        del data
     except RecursionError:
         raise ModelError(f"{path}: not a valid ONNX model (messages nest too deeply)") from None
     except Exception as e:  # protobuf DecodeError and friends
@@ -76,6 +78,14 @@ def read_onnx(path: str):
     if not model.HasField("graph") or not (model.graph.node or model.graph.input):
         raise ModelError(f"{path}: not a valid ONNX model (no graph)")
     return model
+
+
+def load_onnx_model(model, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:
+    """Import an in-memory onnx.ModelProto (`dlasim.load(proto)`); messages name it by its graph name."""
+    source = f"ModelProto {model.graph.name!r}" if model.HasField("graph") and model.graph.name else "ModelProto"
+    if not model.HasField("graph") or not (model.graph.node or model.graph.input):
+        raise ModelError(f"{source}: not a valid ONNX model (no graph)")
+    return _Importer(model, source).run(dict(shapes or {}), batch)
 
 
 def _one_line(e: Exception) -> str:
@@ -118,14 +128,15 @@ class _Importer:
         names = [i.name for i in inputs]
         for name in shapes:
             if name not in names:
-                raise ModelError(f"--shapes: {name!r} is not an input of {self.path} (inputs: {', '.join(names)})")
+                raise ModelError(f"shapes (--shapes): {name!r} is not an input of {self.path} "
+                                 f"(inputs: {', '.join(names)})")
         static = all((d := _dims(i)) is not None and None not in d for i in inputs)
         for inp in inputs:
             if static:
                 dims = _dims(inp)
                 if inp.name in shapes and len(shapes[inp.name]) != len(dims):
-                    raise ModelError(f"--shapes: input {inp.name!r} has {len(dims)} dimensions in {self.path}, "
-                                     f"got {'x'.join(map(str, shapes[inp.name]))}")
+                    raise ModelError(f"shapes (--shapes): input {inp.name!r} has {len(dims)} dimensions in "
+                                     f"{self.path}, got {'x'.join(map(str, shapes[inp.name]))}")
                 self.tensors[inp.name] = Tensor(inp.name, tuple(dims),
                                                 _DTYPES.get(inp.type.tensor_type.elem_type, "float32"))
                 continue
@@ -133,8 +144,8 @@ class _Importer:
             if inp.name in shapes:
                 given = [int(d) for d in shapes[inp.name]]
                 if dims is not None and len(dims) != len(given):
-                    raise ModelError(f"--shapes: input {inp.name!r} has {len(dims)} dimensions in {self.path}, "
-                                     f"got {'x'.join(map(str, given))}")
+                    raise ModelError(f"shapes (--shapes): input {inp.name!r} has {len(dims)} dimensions in "
+                                     f"{self.path}, got {'x'.join(map(str, given))}")
                 dims = given
             if dims and batch is not None:
                 dims[0] = int(batch)
@@ -142,8 +153,9 @@ class _Importer:
             if dims is None or any(d is None for d in dims):
                 example = "x".join(str(d or 1) for d in dims) if dims else "1x3x224x224"
                 what = "has a dynamic dimension" if dims else "has no shape"
+                as_tuple = "(" + ", ".join(example.split("x")) + ("," if "x" not in example else "") + ")"
                 raise ModelError(f"{self.path}: input {inp.name!r} {what}; give its shape with "
-                                 f"--shapes {inp.name}:{example}")
+                                 f"shapes={{{inp.name!r}: {as_tuple}}} (--shapes {inp.name}:{example})")
             shape = inp.type.tensor_type.shape
             shape.ClearField("dim")
             for d in dims:

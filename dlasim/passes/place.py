@@ -26,9 +26,10 @@ def check_dla_support(plan) -> None:
         return
     dla = plan.platform.dla
     if dla is None:
-        raise BuildError(f"{plan.platform.name} has no DLA; use --device gpu")
+        raise BuildError(f"{plan.platform.name} has no DLA; use device='gpu' (--device gpu)")
     if plan.dla_core >= dla.cores:
-        raise BuildError(f"--useDLACore={plan.dla_core}: {plan.platform.name} has {dla.cores} DLA core(s)")
+        raise BuildError(f"dla_core={plan.dla_core} (--useDLACore): {plan.platform.name} has {dla.cores} DLA core(s), "
+                         f"numbered from 0")
     prec = "fp16" if plan.precision == "fp32" else ("int8" if plan.precision == "best" else plan.precision)
     g, batch = plan.graph, plan.batch
     supported = frozenset(dla.support.ops)      # built once per build: a set lookup per layer, not a list scan
@@ -55,7 +56,7 @@ def place(plan) -> None:
         if not plan.gpu_fallback:
             hint = REWRITES.get(layer.op)
             raise BuildError(f"layer {layer.name!r} ({layer.op}) is not supported on DLA: {step.reason}; "
-                             f"GPU fallback is not enabled (--allowGPUFallback)"
+                             f"GPU fallback is off (gpu_fallback=False; trtexec: no --allowGPUFallback)"
                              + (f"; {hint}" if hint and hint not in step.reason else ""))
         step.device = "gpu"
         plan.fallback.append({"name": layer.name, "op": layer.op, "reason": step.reason})
