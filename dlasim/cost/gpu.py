@@ -182,12 +182,22 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
     ideal = macs / peak
     floor = class_floor(gpu, cls)
+    launch, depsep = gpu.launch_overhead_s, {}
+    if step.attrs.get("depsep_into"):
+        out_bytes = 0                  # DepSep kernel (passes/fuse.py): the depthwise output stays on chip
+        depsep = {"depsep": "depthwise"}
+    elif step.attrs.get("depsep_from"):
+        # the pointwise half of the DepSep kernel: its input never left the chip, and it is the same kernel
+        # as the depthwise half, which paid the launch and the floor
+        in_bytes -= elems(step.inputs[:1]) * b
+        floor, launch = 0.0, 0.0
+        depsep = {"depsep": "pointwise"}
     if cls == "depthwise":
         # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): its class bandwidth share
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * (2 if p != "fp32" else 1))
         mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
-        return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
-                      ideal_s=ideal, kernel_class=cls, l2_share=l2)
+        return finish(compute, mem, launch, macs, in_bytes + out_bytes + w_bytes, floor,
+                      ideal_s=ideal, kernel_class=cls, l2_share=l2, **depsep)
     if cls == "gemv":
         # too few rows for a CTA tile: a weight stream at the class's DRAM share; the MACs at the tensor rate
         compute = macs / (peak * gpu.tensor_efficiency)
@@ -239,8 +249,8 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
         parts["float_io_s"] = (elems(step.outputs) + elems(step.inputs[1:])) * (bo - b) / (
             plat.memory.dram_bandwidth_bytes_per_s * share)
     mem, l2 = memory_time(act, w_bytes, share, plat)
-    return finish(compute, mem, gpu.launch_overhead_s, macs, act + w_bytes, floor,
-                  residual_bytes=residual, l2_share=l2, **parts)
+    return finish(compute, mem, launch, macs, act + w_bytes, floor,
+                  residual_bytes=residual, l2_share=l2, **parts, **depsep)
 
 
 def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") -> StepCost:

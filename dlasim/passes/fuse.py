@@ -120,6 +120,8 @@ def fuse(plan) -> None:
         if len(head.members) > 1:
             head.name = " + ".join(head.layers)
     _fuse_horizontal(plan, steps, dead, by_input)
+    _pair_depsep(plan, steps, dead, by_input, graph_outputs)
+    _mark_shared_concat_inputs(steps, dead, by_input)
     plan.steps = toposort([s for s in steps if id(s) not in dead])
 
 
@@ -179,6 +181,55 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) ->
             for reader in by_input.get(t.name, ()):
                 if reader.op == "Concat" and reader.device == "gpu" and id(reader) not in dead:
                     reader.attrs.setdefault("copied_inputs", []).append(t.name)
+
+
+# TensorRT fuses an INT8 depthwise conv and the 1x1 conv that reads it into one kernel on compute capability
+# 7.2 and later (gpu_tensorrt.md s5.2 "Depthwise + pointwise conv -> DepSepConvolution (both INT8, CC >= 7.2;
+# seen as FusedConvActConvolution)")
+DEPSEP_MIN_CC = (7, 2)
+
+
+def _pair_depsep(plan, steps: list[Step], dead: set[int], by_input: dict, graph_outputs: set) -> None:
+    """Mark GPU INT8 depthwise -> 1x1 conv pairs that run as one DepSep kernel (DEPSEP_MIN_CC): the depthwise
+    step gets attrs["depsep_into"], the pointwise one attrs["depsep_from"] (the names of the other step).
+    The depthwise output never reaches DRAM and the pair is one kernel (cost/gpu.py prices both)."""
+    gpu = plan.platform.gpu
+    if gpu is None or tuple(int(x) for x in gpu.compute_capability.split(".")[:2]) < DEPSEP_MIN_CC:
+        return
+    for s in steps:
+        if (s.op != "Conv" or s.device != "gpu" or id(s) in dead or s.precision != "int8" or len(s.outputs) != 1
+                or s.out_precision not in ("", "int8") or not s.inputs or not s.inputs[0].shape
+                or s.outputs[0].name in graph_outputs):
+            continue
+        group = int(s.members[0].attrs.get("group", 1))
+        if group <= 1 or s.inputs[0].shape[1] != group:
+            continue                                  # not depthwise
+        readers = [r for r in by_input.get(s.outputs[0].name, ()) if id(r) not in dead]
+        if len(readers) != 1:
+            continue
+        r = readers[0]
+        if (r.op != "Conv" or r.device != "gpu" or r.precision != "int8" or r.conv is None
+                or tuple(r.conv[0]) != (1, 1) or int(r.members[0].attrs.get("group", 1)) != 1
+                or r.inputs[0] is not s.outputs[0] and r.inputs[0].name != s.outputs[0].name
+                or "depsep_into" in s.attrs or "depsep_from" in r.attrs):
+            continue
+        s.attrs["depsep_into"], r.attrs["depsep_from"] = r.name, s.name
+        plan.decisions.append(Decision(r.name, "fuse", f"one kernel with {s.name}",
+                                       "INT8 depthwise + pointwise conv: TensorRT's DepSepConvolution (CC >= 7.2); "
+                                       "the depthwise output stays on chip"))
+
+
+def _mark_shared_concat_inputs(steps: list[Step], dead: set[int], by_input: dict) -> None:
+    """A tensor is one buffer, so TensorRT can write it in place into one concatenated buffer only: a tensor
+    that several GPU Concats read (DenseNet: every feature map feeds every later concat of its block) is
+    written in place into the first and copied into every other (attrs["copied_inputs"], priced by
+    cost/gpu.py as the copy rows of gpu_tensorrt.md s4.2: "<tensor> copy" layers, concat copies)."""
+    for name, readers in by_input.items():
+        cats = [r for r in readers if r.op == "Concat" and r.device == "gpu" and id(r) not in dead]
+        for r in cats[1:]:
+            copied = r.attrs.setdefault("copied_inputs", [])
+            if name not in copied:
+                copied.append(name)
 
 
 def toposort(steps: list[Step]) -> list[Step]:
