@@ -59,3 +59,28 @@ def test_a_tensor_read_by_two_concats_is_copied_into_the_second():
     cp = XAVIER.copies
     t = max(cp.reformat_floor_s, nbytes / (XAVIER.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency))
     assert r["cat2"].time_ms == pytest.approx((t + XAVIER.gpu.launch_overhead_s) * 1e3)
+
+
+def conv_pool():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 56, 56))
+    y = b.maxpool(b.relu(b.conv(x, 64, 3, name="c"), name="r"), 2, 2, 0, name="pool")
+    return b.build([b.conv(y, 64, 1, name="c2")])
+
+
+def test_int8_conv_then_pooling_run_as_one_convactpool_kernel():
+    r = rows(conv_pool(), "int8")
+    conv, pool = r["c + r"], r["pool"]
+    # the conv writes nothing (its 64x56x56 output stays on chip); the pooling half reads nothing from DRAM,
+    # writes its 64x28x28 INT8 output, and pays no launch and no floor (the same kernel as the conv)
+    assert conv.bytes == 64 * 56 * 56 + 64 * 64 * 9
+    assert pool.bytes == 64 * 28 * 28 and pool.overhead_ms == 0.0 and "floor_s" not in pool.parts
+    bw = XAVIER.memory.dram_bandwidth_bytes_per_s * XAVIER.gpu.memory_efficiency
+    assert pool.time_ms == pytest.approx(64 * 28 * 28 / bw * 1e3)
+
+
+def test_fp16_conv_and_pooling_stay_two_kernels():
+    # the trex A100 FP16 engine and the Xavier FP16 GoogLeNet profile run the pooling as its own layer
+    r = rows(conv_pool(), "fp16")
+    assert r["c + r"].bytes == 2 * (2 * 64 * 56 * 56 + 64 * 64 * 9)
+    assert r["pool"].bytes == 2 * (64 * 56 * 56 + 64 * 28 * 28) and r["pool"].overhead_ms > 0

@@ -183,15 +183,16 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     ideal = macs / peak
     floor = class_floor(gpu, cls)
     launch, depsep = gpu.launch_overhead_s, {}
-    if step.attrs.get("depsep_into"):
-        out_bytes = 0                  # DepSep kernel (passes/fuse.py): the depthwise output stays on chip
-        depsep = {"depsep": "depthwise"}
-    elif step.attrs.get("depsep_from"):
+    if step.attrs.get("depsep_into") or step.attrs.get("pool_into"):
+        # one kernel with its reader (passes/fuse.py: DepSep, ConvActPool): the output stays on chip
+        out_bytes = 0
+        depsep = {"onchip_output": step.attrs.get("depsep_into") or step.attrs["pool_into"]}
+    if step.attrs.get("depsep_from"):
         # the pointwise half of the DepSep kernel: its input never left the chip, and it is the same kernel
         # as the depthwise half, which paid the launch and the floor
         in_bytes -= elems(step.inputs[:1]) * b
         floor, launch = 0.0, 0.0
-        depsep = {"depsep": "pointwise"}
+        depsep["depsep"] = "pointwise"
     if cls == "depthwise":
         # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): its class bandwidth share
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * (2 if p != "fp32" else 1))
@@ -279,14 +280,20 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     cls = kernel_class(op, None, p, gpu)
     nbytes = elems(step.inputs) * b + elems(step.outputs) * BYTES[step.out_precision or p]
     flags = {}
+    launch, floor = gpu.launch_overhead_s, class_floor(gpu, cls)
+    if step.attrs.get("pool_from"):
+        # the pooling half of a ConvActPool kernel (passes/fuse.py): it reads the conv output on chip and
+        # is the same kernel as the conv, which paid the launch and the floor
+        nbytes -= elems(step.inputs[:1]) * b
+        launch, floor = 0.0, 0.0
+        flags = {"fused_with": step.attrs["pool_from"]}
     if any("unknown_op" in l.flags for l in step.members):
         # an op dlasim does not know: priced as two passes over its data (conservative) and flagged
         flags = {"unmodelled": True}
         nbytes *= 2
     # reductions, pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels of their class
     mem, l2 = memory_time(nbytes, 0, class_efficiency(gpu, cls), plat)
-    return finish(0.0, mem, gpu.launch_overhead_s, 0, nbytes, class_floor(gpu, cls), kernel_class=cls,
-                  l2_share=l2, **flags)
+    return finish(0.0, mem, launch, 0, nbytes, floor, kernel_class=cls, l2_share=l2, **flags)
 
 
 def transpose_is_view(shape, perm) -> bool:

@@ -120,7 +120,6 @@ def fuse(plan) -> None:
         if len(head.members) > 1:
             head.name = " + ".join(head.layers)
     _fuse_horizontal(plan, steps, dead, by_input)
-    _pair_depsep(plan, steps, dead, by_input, graph_outputs)
     _mark_shared_concat_inputs(steps, dead, by_input)
     plan.steps = toposort([s for s in steps if id(s) not in dead])
 
@@ -189,6 +188,20 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) ->
 DEPSEP_MIN_CC = (7, 2)
 
 
+def pair_kernels(plan) -> None:
+    """The last pass: mark GPU layer pairs that TensorRT runs as one kernel (DepSep, ConvActPool). It runs after
+    the Q/DQ pass and the reformat pass, when every step's precision is final and a reformat between two
+    layers (which keeps them apart) is in place."""
+    steps = plan.steps
+    by_input: dict[str, list[Step]] = {}
+    for s in steps:
+        for t in s.inputs:
+            by_input.setdefault(t.name, []).append(s)
+    graph_outputs = {plan.resolve(t) for t in plan.graph.outputs}
+    _pair_depsep(plan, steps, set(), by_input, graph_outputs)
+    _pair_conv_pool(plan, steps, set(), by_input, graph_outputs)
+
+
 def _pair_depsep(plan, steps: list[Step], dead: set[int], by_input: dict, graph_outputs: set) -> None:
     """Mark GPU INT8 depthwise -> 1x1 conv pairs that run as one DepSep kernel (DEPSEP_MIN_CC): the depthwise
     step gets attrs["depsep_into"], the pointwise one attrs["depsep_from"] (the names of the other step).
@@ -217,6 +230,31 @@ def _pair_depsep(plan, steps: list[Step], dead: set[int], by_input: dict, graph_
         plan.decisions.append(Decision(r.name, "fuse", f"one kernel with {s.name}",
                                        "INT8 depthwise + pointwise conv: TensorRT's DepSepConvolution (CC >= 7.2); "
                                        "the depthwise output stays on chip"))
+
+
+def _pair_conv_pool(plan, steps: list[Step], dead: set[int], by_input: dict, graph_outputs: set) -> None:
+    """Mark GPU INT8 conv -> pooling pairs that run as one ConvActPool kernel: the conv step gets
+    attrs["pool_into"], the pooling step attrs["pool_from"]; the conv output never reaches DRAM (cost/gpu.py).
+    gpu_tensorrt.md s5.2 "Convolution + Pooling (same precision; seen as LayerType ConvActPool)"; the trex A100
+    ResNet engines (validation/data/trex/a100-resnet50) show it in INT8 only: "conv1.weight + QuantizeLinear_7 +
+    Conv_9 + MaxPool_12" is one ConvActPool layer in qat-residual, while the FP16 and FP32 engines and the
+    Xavier FP16 GoogLeNet profile run the pooling as its own layer."""
+    for s in steps:
+        if (s.op != "Conv" or s.device != "gpu" or id(s) in dead or s.precision != "int8" or len(s.outputs) != 1
+                or s.out_precision not in ("", "int8") or s.outputs[0].name in graph_outputs
+                or "depsep_into" in s.attrs):
+            continue
+        readers = [r for r in by_input.get(s.outputs[0].name, ()) if id(r) not in dead]
+        if len(readers) != 1:
+            continue
+        r = readers[0]
+        if (r.op not in POOL_OPS or r.device != "gpu" or r.precision != "int8" or len(r.members) != 1
+                or r.out_precision not in ("", "int8")):
+            continue
+        s.attrs["pool_into"], r.attrs["pool_from"] = r.name, s.name
+        plan.decisions.append(Decision(r.name, "fuse", f"one kernel with {s.name}",
+                                       "INT8 convolution + pooling: TensorRT's ConvActPool; the conv output "
+                                       "stays on chip"))
 
 
 def _mark_shared_concat_inputs(steps: list[Step], dead: set[int], by_input: dict) -> None:
