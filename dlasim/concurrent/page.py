@@ -1,9 +1,10 @@
 """HTML for `dlasim concurrent --format html`: one self-contained page with the engines' table, their
 slowdown causes, and a timeline of the engines running together (one lane per engine, steps coloured by
-the unit that runs them). Uses dlasim/html.py's page frame and escaping."""
+the unit that runs them). Uses dlasim/html's page frame and escaping."""
 from __future__ import annotations
 
-from ..html import _e, _page
+from ..html.common import _e
+from ..html.pages import _page
 
 _COLOURS = {"gpu": "#76b900", "dla0": "#1f77b4", "dla1": "#17becf", "copy": "#ff7f0e", "overhead": "#999999"}
 
