@@ -15,7 +15,7 @@ from .hardware import Platform, hardware
 from .ir import Graph, GraphBuilder
 from .report import Estimate, StepRow
 
-__all__ = ["load", "hardware", "estimate", "build", "compare", "explain", "Graph", "GraphBuilder",
+__all__ = ["load", "hardware", "estimate", "estimate_many", "build", "compare", "explain", "Graph", "GraphBuilder",
            "Platform", "Estimate", "StepRow", "DlasimError", "ModelError", "SpecError", "BuildError"]
 __version__ = "0.1.0"
 
@@ -102,7 +102,8 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
     kw = dict(gpu_fallback=gpu_fallback, sparsity=sparsity, dla_core=dla_core, input_formats=input_formats,
               output_formats=output_formats)
     e = estimate_plan(build(g, plat, device, precision, **kw), label=label)
-    if device == "gpu" and precision != "fp32" and e.by_kind().get("reformat", 0.0) > 0.2 * e.total_ms:
+    explicit = any(l.op in ("QuantizeLinear", "DequantizeLinear") for l in g.layers)  # Q/DQ set the precisions
+    if device == "gpu" and precision != "fp32" and not explicit and e.by_kind().get("reformat", 0.0) > 0.2 * e.total_ms:
         # precision flags allow, not force: TensorRT times the wider precisions too and keeps the faster
         # engine (reference/gpu_tensorrt.md s2.1 "selection is by timing", s3.3 reformat costs)
         for wider in (("fp16", "fp32") if precision in ("int8", "best") else ("fp32",)):
@@ -113,7 +114,24 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
                                     f"engine's reformat copies cost more than its kernels save "
                                     f"({e.total_ms:.4f} ms vs {alt.total_ms:.4f} ms)")
                 e = alt
+    e.warnings += _weights_warning(g, sparsity)
     return e
+
+
+def _weights_warning(g: Graph, sparsity: str) -> list[str]:
+    weights = getattr(g, "external_weights", None)
+    if weights is None:
+        return []
+    from .importers.onnx_checks import missing_weights_warning
+    return missing_weights_warning(weights, sparsity)
+
+
+def estimate_many(models, hw="xavier-agx", workers: int = 1, backend: str = "process", progress=None,
+                  **options) -> list:
+    """Estimates of many models in order (in-process, `workers` local processes, or Ray); a failure is a
+    batch.Failed in its slot. See dlasim.batch."""
+    from .batch import estimate_many as _many
+    return _many(models, hw, workers=workers, backend=backend, progress=progress, **options)
 
 
 def compare(model, hw="xavier-agx", vary: dict | None = None, **options):

@@ -496,8 +496,9 @@ def calibrate_cli(args) -> dict:
     """`dlasim calibrate --hw H --model M --profile P [...] -o OUT.toml`: fit, write OUT, return the result."""
     import dlasim
     from .trtexec import join_layer_info, parse_layer_info
-    from .measured import load_profile
+    from .measured import load_profile, require_match
     plat = hardware(args.hw)
+    warnings: list[str] = []
     models, profiles = list(args.model), list(args.profile)
     if len(models) == 1:
         models = models * len(profiles)
@@ -513,6 +514,9 @@ def calibrate_cli(args) -> dict:
         devices.add(device)
         plan = dlasim.build(model, plat, device=device, precision=args.precision or "fp16", batch=args.batch)
         o, groups = row_observations(plan, prof, split_dla=True, dataset=str(prof_path))
+        partial = require_match(groups, len(prof.rows), prof.source, plan.graph.name)
+        if partial:
+            warnings.append(f"{prof_path}: {partial}")
         obs += o
         files.append(str(prof_path))
         reformat_rows |= any(g.kind == "reformat" and g.rows and g.steps and g.measured_ms > 0 for g in groups)
@@ -535,6 +539,8 @@ def calibrate_cli(args) -> dict:
     write_spec(plat.path, args.output, values, {p: src for p in values})
     out = public(result)
     out.update(hardware=plat.label, spec=plat.path, output=str(args.output), source_line=src)
+    if warnings:
+        out["warnings"] = list(out.get("warnings", [])) + warnings
     return out
 
 

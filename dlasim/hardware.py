@@ -1,6 +1,6 @@
 """Hardware spec files (hardware_specs/*.toml) -> validated Platform objects.
 
-Rules (DESIGN.md): TOML read with tomllib (duplicate keys rejected), pydantic models with extra="forbid",
+Rules (docs/DESIGN.md): TOML read with tomllib (duplicate keys rejected), pydantic models with extra="forbid",
 SI units in field names, and every number named in the block's `sources` table. A bad file raises
 SpecError with one line naming the file, the field and what was expected.
 """
@@ -28,7 +28,7 @@ Precision = Literal["fp32", "fp16", "int8"]
 
 class _Block(BaseModel):
     """A spec block: no unknown keys, and every numeric field it sets names its source."""
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # inf/nan rates: rejected
     sources: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -59,6 +59,8 @@ class Memory(_Block):
     dram_bandwidth_bytes_per_s: float = Field(gt=0)
     l2_bytes: int = Field(default=0, ge=0)
     emc_clock_hz: Optional[float] = Field(default=None, gt=0)   # DRAM (EMC) clock of that bandwidth
+    # share of dram_bandwidth_bytes_per_s that all engines running at once draw together (dlasim concurrent)
+    concurrent_efficiency: Optional[float] = Field(default=None, gt=0, le=1)
 
 
 class Copies(_Block):
@@ -127,6 +129,7 @@ class Dla(_Block):
     sparse_int8_conv: bool = False
     sparse_min_channels: int = Field(default=0, ge=0)
     depthwise_macs_per_cycle: Optional[float] = Field(default=None, gt=0)  # depthwise processor; None: MAC array
+    multi_batch_max: Optional[int] = Field(default=None, ge=1)   # images per direct-conv op; None: no limit
     support: DlaSupport
 
     def macs_per_cycle(self, precision: str) -> int:
@@ -253,6 +256,18 @@ class Platform(_Block):
         return self.model_copy(update=upd)
 
 
+def check_dla_core(platform: Platform, core) -> int:
+    """`dla_core=` (`--dla-core N`, trtexec --useDLACore): an integer from 0 to the platform's DLA core count - 1."""
+    if isinstance(core, bool) or not isinstance(core, int):
+        raise SpecError(f"dla_core={core!r} (--dla-core): expected an integer")
+    cores = platform.dla.cores if platform.dla else 0
+    if core < 0 or (core >= cores and (cores or core)):
+        allowed = f"0..{cores - 1}" if cores > 1 else "0"
+        raise SpecError(f"dla_core={core!r} (--dla-core): {platform.name} has {cores} DLA core(s), "
+                        f"expected {allowed}, got {core}")
+    return core
+
+
 def _format_error(path: str, err: ValidationError) -> str:
     e = err.errors()[0]
     loc = [str(p) for p in e["loc"]]
@@ -292,13 +307,14 @@ def _toml_where(path: str, msg: str) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _load_file(path: str, mtime: float) -> Platform:
+    from .safeio import read_text
+    text = read_text(path, "spec file", error=SpecError)
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as e:
-        raise SpecError(f"{path}: cannot read spec file ({e.strerror})") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: not valid TOML{_toml_where(path, str(e))} ({e})") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not valid TOML (arrays or tables nest too deeply)") from None
     try:
         return Platform.model_validate({**data, "path": path})
     except ValidationError as e:
@@ -323,6 +339,9 @@ def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
     mode = None
     if ":" in text and not Path(text).exists():
         text, mode = text.rsplit(":", 1)
+        if not mode.strip():
+            raise SpecError(f"--hw {spec}: empty power mode after ':'; expected NAME:MODE such as orin-agx:30w "
+                            f"(or NAME alone for the default mode)")
     path = Path(text)
     if path.suffix != ".toml":
         path = SPEC_DIR / f"{text}.toml"
@@ -333,3 +352,13 @@ def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
     plat = _load_file(str(path), path.stat().st_mtime)
     mode = mode or plat.default_power_mode
     return plat.with_mode(mode) if mode else plat
+
+
+def without_tf32(plat: Platform) -> Platform:
+    """The platform as trtexec --noTF32 builds for it: FP32 convolutions and GEMMs use the CUDA cores
+    (cuda_core_fma_per_clk_per_sm) instead of the TF32 tensor cores (fma_per_clk_per_sm_fp32); the FP32 tile
+    shapes are kept. TensorRT's TF32 default and --noTF32: reference/gpu_tensorrt.md (A100 TF32 vs FP32 rates)."""
+    if plat.gpu is None or not plat.gpu.tf32:
+        return plat
+    gpu = plat.gpu.model_copy(update={"fma_per_clk_per_sm_fp32": plat.gpu.cuda_core_fma_per_clk_per_sm})
+    return plat.model_copy(update={"gpu": gpu})

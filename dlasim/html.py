@@ -42,6 +42,7 @@ h1{font-size:22px;margin:4px 0 2px}h2{font-size:17px;margin:26px 0 6px;border-bo
 .card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:6px 12px;min-width:96px}
 .card b{display:block;font-size:19px}.card span{color:#5a6272;font-size:12px}
 .card.hot b{color:#c0392b}
+.roof-label{paint-order:stroke;stroke:#fbfbfd;stroke-width:3px;stroke-linejoin:round}
 figure{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:8px 0;padding:8px;overflow-x:auto}
 figcaption{color:#5a6272;font-size:12px;margin-top:4px}
 svg{display:block}svg text{font-family:inherit}
@@ -406,6 +407,37 @@ def _inferred_roofs(points: list[dict]) -> dict:
     return {k: (v[0], v[1]) for k, v in roofs.items() if v[0] > 0 and v[1] > 0}
 
 
+def _text_w(text: str, size: float = 10) -> float:
+    """Approximate width in px of `text` in the page's sans-serif font (0.6 em per character)."""
+    return 0.6 * size * len(text)
+
+
+def _seg_dist(px: float, py: float, x0: float, y0: float, x1: float, y1: float) -> float:
+    dx, dy = x1 - x0, y1 - y0
+    t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((px - x0) * dx + (py - y0) * dy) / (dx * dx + dy * dy)))
+    return math.hypot(px - (x0 + t * dx), py - (y0 + t * dy))
+
+
+LABEL_HALF_HEIGHT = 6.0            # px around a 10px text's middle line that a point must stay out of
+
+
+def label_hits(seg: tuple, circles) -> int:
+    """How many circles (cx, cy, r) touch a label whose baseline runs from (x0, y0) to (x1, y1): the text's
+    middle line sits 3.5 px above the baseline (perpendicular to it)."""
+    x0, y0, x1, y1 = seg
+    n = math.hypot(x1 - x0, y1 - y0) or 1.0
+    ox, oy = 3.5 * (y1 - y0) / n, -3.5 * (x1 - x0) / n          # normal pointing up the text
+    ox, oy = (ox, oy) if oy <= 0 else (-ox, -oy)
+    return sum(1 for cx, cy, r in circles
+               if _seg_dist(cx, cy, x0 + ox, y0 + oy, x1 + ox, y1 + oy) < r + LABEL_HALF_HEIGHT)
+
+
+def _free_spot(spots, circles):
+    """The first label baseline (x0, y0, x1, y1) no point covers, else the least covered; its start point."""
+    best = min(spots, key=lambda sp: (label_hits(sp, circles), spots.index(sp)), default=None)
+    return None if best is None else (best[0], best[1])
+
+
 def roofline_svg(est, sid: str = "roofline", peak=None, bandwidth=None, platform=None,
                  width: int = 760, height: int = 484) -> str:
     """Layer steps: arithmetic intensity (2*MACs/bytes, ops/byte) vs achieved ops/s, log-log, under the roofs.
@@ -469,6 +501,12 @@ def roofline_svg(est, sid: str = "roofline", peak=None, bandwidth=None, platform
                f'transform="rotate(-90 16 {T + ph / 2})">achieved ops/s</text>')
     xmin, xmax = 10.0 ** x0, 10.0 ** x1
     ymin, ymax = 10.0 ** y0, 10.0 ** y1
+    total = d["total_ms"] or 1.0
+    dots = []                      # (step, cx, cy, r), largest time first (drawn first, small ones on top)
+    for s, xv, yv in sorted(zip(pts, xs, ys), key=lambda t: -t[0]["time_ms"]):
+        dots.append((s, X(xv), Y(yv), 2.5 + 5.5 * math.sqrt(min(1.0, s["time_ms"] / total * 10))))
+    circles = [(cx, cy, r) for _, cx, cy, r in dots]
+    labels = []                    # drawn after the points, each where no point covers it
     for dev, (p, b) in sorted(roofs.items()):
         col = DEVICE_COLOURS.get(dev, "#555")
         xa = max(xmin, ymin / b)
@@ -486,26 +524,40 @@ def roofline_svg(est, sid: str = "roofline", peak=None, bandwidth=None, platform
                    f'stroke-dasharray="6 3"><title>{_e(tip)}'
                    f'</title></polyline>')
         if ymin <= p <= ymax:
-            out.append(f'<text x="{L + pw - 4}" y="{_c(Y(p) - 4)}" font-size="10" text-anchor="end" fill="{col}">'
-                       f'{_e(f"{dev.upper()} peak {_si(p)}op/s")}</text>')
+            text = f"{dev.upper()} peak {_si(p)}op/s"
+            w = _text_w(text)
+            left, right = max(X(knee) + 4, L + 4), L + pw - 4
+            spots = [(x, Y(p) + dy) for dy in (-5, 13) for x in
+                     [right - w] + [left + f * (right - w - left) for f in (0.0, 0.25, 0.5, 0.75)]]
+            x, y = _free_spot([(x, y, x + w, y) for x, y in spots if L <= x], circles) or (right - w, Y(p) - 5)
+            labels.append(f'<text class="roof-label" x="{_c(x)}" y="{_c(y)}" font-size="10" fill="{col}">'
+                          f'{_e(text)}</text>')
         same_bw = sorted(k.upper() for k, (_, b2) in roofs.items() if abs(b2 - b) <= 0.01 * b)
         if dev.upper() != same_bw[0]:
             continue                                        # the bandwidth roof is shared: label it once
-        xl = max(xa * 1.3, xmin * 1.3)
-        if xl < knee and ymin < b * xl < ymax:
-            ang = -math.degrees(math.atan2(ph / (y1 - y0), pw / (x1 - x0)))
-            who = "/".join(same_bw)
-            out.append(f'<text x="{_c(X(xl))}" y="{_c(Y(b * xl) - 5)}" font-size="10" '
-                       f'fill="{col if len(same_bw) == 1 else "#444"}" '
-                       f'transform="rotate({ang:.1f} {_c(X(xl))} {_c(Y(b * xl) - 5)})">'
-                       f'{_e(f"{who} DRAM {_si(b)}B/s")}</text>')
-    total = d["total_ms"] or 1.0
-    for s, xv, yv in sorted(zip(pts, xs, ys), key=lambda t: -t[0]["time_ms"]):
-        r = 2.5 + 5.5 * math.sqrt(min(1.0, s["time_ms"] / total * 10))
+        text = f"{'/'.join(same_bw)} DRAM {_si(b)}B/s"
+        w = _text_w(text)
+        ang = math.atan2(ph / (y1 - y0), pw / (x1 - x0))
+        spots = []
+        for f in (0.1, 0.25, 0.4, 0.55, 0.7):
+            xl = 10 ** (math.log10(max(xa, xmin)) + f * (math.log10(min(knee, xmax)) - math.log10(max(xa, xmin))))
+            if not (ymin < b * xl < ymax):
+                continue
+            for off in (-5, 13):
+                sx, sy = X(xl) + off * math.sin(ang), Y(b * xl) + off * math.cos(ang)
+                spots.append((sx, sy, sx + w * math.cos(ang), sy - w * math.sin(ang)))
+        spot = _free_spot(spots, circles) if spots else None
+        if spot:
+            x, y = spot
+            labels.append(f'<text class="roof-label" x="{_c(x)}" y="{_c(y)}" font-size="10" '
+                          f'fill="{col if len(same_bw) == 1 else "#444"}" '
+                          f'transform="rotate({-math.degrees(ang):.1f} {_c(x)} {_c(y)})">{_e(text)}</text>')
+    for s, cx, cy, r in dots:
         col = DEVICE_COLOURS.get(s["device"], "#555")
-        out.append(f'<circle class="pt {s["device"]}" cx="{_c(X(xv))}" cy="{_c(Y(yv))}" r="{r:.1f}" fill="{col}" '
+        out.append(f'<circle class="pt {s["device"]}" cx="{_c(cx)}" cy="{_c(cy)}" r="{r:.1f}" fill="{col}" '
                    f'fill-opacity="0.55" stroke="{BOUND_COLOURS.get(s["bound"], "#333")}" stroke-width="1.2">'
                    f'{_step_title(s, total)}</circle>')
+    out += labels
     items = [(f"{dev.upper()} layer", DEVICE_COLOURS.get(dev, "#555")) for dev in devices]
     items += [(f"outline: {b}-bound", BOUND_COLOURS[b]) for b in ("compute", "memory", "overhead")]
     out.append(_legend(L, T + ph + 44, items, 10))
@@ -649,7 +701,11 @@ def _header(d: dict, heading: str | None = None) -> str:
     if d.get("macs"):
         cards.append(("MACs", _si(d["macs"]), False))
         if d["total_ms"]:
-            cards.append(("throughput", f"{_si(2 * _num(d['macs']) / (d['total_ms'] * 1e-3))}op/s", False))
+            cards.append(("achieved compute (2\u00b7MACs / latency)",
+                          f"{_si(2 * _num(d['macs']) / (d['total_ms'] * 1e-3))}op/s", False))
+    if d["total_ms"] and d.get("batch"):
+        qps = d.get("throughput_qps") or _num(d["batch"]) * 1e3 / d["total_ms"]
+        cards.insert(1, (f"throughput: inferences/s (qps) = batch {d['batch']} / latency", f"{qps:,.1f} qps", False))
     c = "".join(f'<div class="card{" hot" if hot else ""}"><b>{_e(v)}</b><span>{_e(k)}</span></div>'
                 for k, v, hot in cards)
     warn = "".join(f'<p class="warn">{_e(w)}</p>' for w in d.get("warnings") or [])

@@ -68,16 +68,9 @@ class MeasuredProfile:
 # Reading files
 
 def _load_json(path) -> object:
-    """Parse a JSON file or raise a one-line ModelError naming it."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError(f"{p}: cannot read file ({type(exc).__name__}: {exc})".replace("\n", " "))
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{p}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+    """Parse a JSON file (a regular file, size-capped) or raise a one-line ModelError naming it."""
+    from .safeio import load_json
+    return load_json(path, "trtexec JSON file")
 
 
 def _number(value) -> float | None:
@@ -288,21 +281,57 @@ def _sibling_metadata(path: Path) -> Path | None:
     return None
 
 
-def _profile_record(rec: dict, count: int | None, index: int, warnings: list[str],
-                    unknown: dict[str, int]) -> MeasuredLayer | None:
-    """One --exportProfile record -> MeasuredLayer, or None (with a warning) when it has no name/time."""
-    rec = {_FIELD_ALIASES.get(k, k): v for k, v in rec.items()}
+def _record_model():
+    """The pydantic model of one --exportProfile record: strict types, finite, non-negative times.
+
+    Built on first use so that importing this module stays fast (pydantic is imported lazily)."""
+    global _RECORD
+    if _RECORD is None:
+        from typing import Optional
+
+        from pydantic import BaseModel, ConfigDict, Field
+
+        class ProfileRecord(BaseModel):
+            model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False, frozen=True)
+            name: str = Field(min_length=1)
+            timeMs: Optional[float] = Field(default=None, ge=0)
+            averageMs: Optional[float] = Field(default=None, ge=0)
+            medianMs: Optional[float] = Field(default=None, ge=0)
+            percentage: Optional[float] = Field(default=None, ge=0)
+
+        _RECORD = ProfileRecord
+    return _RECORD
+
+
+_RECORD = None
+
+
+def _record_error(path, index: int, rec: dict, err) -> ModelError:
+    e = err.errors()[0]
+    field_name = ".".join(str(x) for x in e["loc"]) or "(record)"
     name = rec.get("name")
-    if not isinstance(name, str):
-        warnings.append(f"record {index}: no 'name'; skipped")
-        return None
-    time_ms = _number(rec.get("averageMs"))
-    total = _number(rec.get("timeMs"))
+    label = f" ({name[:60]})" if isinstance(name, str) and name else ""
+    got = repr(e.get("input"))
+    got = got if len(got) <= 40 else got[:37] + "..."
+    what = "required field is missing" if e["type"] == "missing" else f"{e['msg']}, got {got}"
+    return ModelError(f"{path}: record {index}{label}: field {field_name}: {what}")
+
+
+def _profile_record(path, rec: dict, count: int | None, index: int, unknown: dict[str, int]) -> MeasuredLayer:
+    """One --exportProfile record -> MeasuredLayer; a record without a usable name or time is a ModelError."""
+    from pydantic import ValidationError
+
+    rec = {_FIELD_ALIASES.get(k, k): v for k, v in rec.items()}
+    try:
+        r = _record_model().model_validate(rec)
+    except ValidationError as err:
+        raise _record_error(path, index, rec, err) from None
+    name, time_ms, total = r.name, r.averageMs, r.timeMs
     if time_ms is None and total is not None and count:
         time_ms = total / count
-    if time_ms is None or time_ms < 0:
-        warnings.append(f"record {index} ({name[:60]}): no usable averageMs; skipped")
-        return None
+    if time_ms is None:
+        why = "timeMs without a leading {\"count\": N} record" if total is not None else "no averageMs or timeMs"
+        raise ModelError(f"{path}: record {index} ({name[:60]}): {why}; expected a time per inference")
     extra: dict = {}
     if total is not None:
         extra["total_ms"] = total
@@ -314,8 +343,7 @@ def _profile_record(rec: dict, count: int | None, index: int, warnings: list[str
     layers, flags = split_layer_names(name)
     extra.update(flags)
     return MeasuredLayer(name=name, time_ms=time_ms, kind=classify(name, None, time_ms),
-                         median_ms=_number(rec.get("medianMs")), percentage=_number(rec.get("percentage")),
-                         layers=layers, extra=extra)
+                         median_ms=r.medianMs, percentage=r.percentage, layers=layers, extra=extra)
 
 
 def parse_profile(path) -> MeasuredProfile:
@@ -333,7 +361,10 @@ def parse_profile(path) -> MeasuredProfile:
     warnings: list[str] = []
     count = None
     if data and isinstance(data[0], dict) and "count" in data[0] and "name" not in data[0]:
-        count = int(_number(data[0]["count"]) or 0) or None
+        c = data[0]["count"]
+        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+            raise ModelError(f"{p}: record 0: field count: expected a positive integer, got {c!r:.40}")
+        count = c
         data = data[1:]
     else:
         warnings.append("no leading {\"count\": N} record: number of profiled runs unknown")
@@ -341,21 +372,23 @@ def parse_profile(path) -> MeasuredProfile:
     unknown: dict[str, int] = {}
     for index, rec in enumerate(data, start=1 if count else 0):
         if not isinstance(rec, dict):
-            warnings.append(f"record {index} is not an object; skipped")
-        elif "count" in rec and "name" not in rec:
+            got = "null" if rec is None else type(rec).__name__
+            raise ModelError(f"{p}: record {index} is {got}, expected an object with name and averageMs")
+        if "count" in rec and "name" not in rec:
             warnings.append(f"record {index}: extra count record ignored")
-        else:
-            row = _profile_record(rec, count, index, warnings, unknown)
-            if row is not None:
-                rows.append(row)
+            continue
+        rows.append(_profile_record(p, rec, count, index, unknown))
     for key, n in unknown.items():
         warnings.append(f"unknown field '{key}' in {n} record(s), kept in extra")
     if not rows:
         warnings.append("no layer records")
+    total = sum(r.time_ms for r in rows)
+    if not math.isfinite(total):
+        raise ModelError(f"{p}: the per-layer times sum to {total} ms (overflow); expected finite times")
     _attribute_dla_time(rows)
     meta = _sibling_metadata(p)
     summary = parse_metadata(meta) if meta else None
-    return MeasuredProfile(rows=rows, count=count, total_ms=sum(r.time_ms for r in rows), source=str(p),
+    return MeasuredProfile(rows=rows, count=count, total_ms=total, source=str(p),
                            warnings=warnings, summary=summary)
 
 
@@ -450,6 +483,23 @@ def _layer(entry, index: int, bindings: set) -> dict:
             "detailed": True, "params": {k: v for k, v in entry.items() if k not in _LAYER_KEYS}}
 
 
+def _check_layer_entry(path, index: int, entry) -> None:
+    """A layer-info entry is a name or an object whose Name (when given) is a string."""
+    if isinstance(entry, str) and entry:
+        return
+    if isinstance(entry, dict):
+        name = entry.get("Name")
+        if name is not None and not isinstance(name, str):
+            raise ModelError(f"{path}: Layers[{index}]: field Name: expected a string, got {type(name).__name__}")
+        for key in ("Inputs", "Outputs"):
+            if entry.get(key) is not None and not isinstance(entry[key], list):
+                raise ModelError(f"{path}: Layers[{index}]: field {key}: expected a list, "
+                                 f"got {type(entry[key]).__name__}")
+        return
+    got = "null" if entry is None else "an empty name" if entry == "" else type(entry).__name__
+    raise ModelError(f"{path}: Layers[{index}] is {got}, expected a layer name or an object")
+
+
 def parse_layer_info(path) -> list[dict]:
     """Read a trtexec `--exportLayerInfo` JSON file (gpu_tensorrt.md s4.3) into normalized dicts.
 
@@ -469,6 +519,8 @@ def parse_layer_info(path) -> list[dict]:
         layers = data
     if not isinstance(layers, list):
         raise ModelError(f"{p}: 'Layers' must be a list, got {type(layers).__name__}")
+    for i, entry in enumerate(layers):
+        _check_layer_entry(p, i, entry)
     return [_layer(entry, i, bindings) for i, entry in enumerate(layers)]
 
 
@@ -493,8 +545,12 @@ def join_layer_info(profile: MeasuredProfile, layer_info: list[dict]) -> Measure
                      has_sparse_weights=info["has_sparse_weights"], origin=info["origin"])
         rows.append(replace(row, kind=classify(row.name, info["layer_type"], row.time_ms), extra=extra))
     warnings = list(profile.warnings)
+    if rows and unmatched == len(rows):
+        raise ModelError(f"{profile.source}: none of its {len(rows)} rows has an entry in the layer info: the "
+                         f"names differ; give the --exportLayerInfo of the same engine")
     if unmatched:
-        warnings.append(f"{unmatched} profile row(s) have no entry in the layer info")
+        warnings.append(f"{unmatched} profile row(s) have no entry in the layer info "
+                        f"({len(rows) - unmatched} of {len(rows)} matched)")
     unknown = sorted({i["layer_type"] for i in layer_info if i["unknown_type"]})
     if unknown:
         warnings.append("unknown layer type(s) kept: " + ", ".join(unknown))
@@ -529,11 +585,9 @@ def _is_file(text: str) -> bool:
 def _log_lines(text_or_path) -> tuple[list[str], str]:
     """Lines of a log given as text, or as a path (Path, or a str naming an existing file)."""
     if isinstance(text_or_path, Path) or _is_file(str(text_or_path)):
+        from .safeio import read_bytes
         p = Path(text_or_path)
-        try:
-            return p.read_text(encoding="utf-8", errors="replace").splitlines(), str(p)
-        except OSError as exc:
-            raise ModelError(f"{p}: cannot read file ({exc})")
+        return read_bytes(p, "trtexec log").decode("utf-8", errors="replace").splitlines(), str(p)
     return str(text_or_path).splitlines(), "<text>"
 
 
@@ -761,7 +815,7 @@ def _dla_attribution(rows: list[MeasuredLayer]) -> dict | None:
 
 
 def profile_summary(profile_path, layer_info_path=None, top: int = 10) -> dict:
-    """JSON for `dlasim profile FILE [--layer-info FILE]` (DESIGN.md "JSON contract").
+    """JSON for `dlasim profile FILE [--layer-info FILE]` (docs/DESIGN.md "JSON contract").
 
     Keys: source, count, total_ms, layers (every row in order: name, time_ms, kind, share, layers, and
     layer_type/tactic/tile/has_sparse_weights when layer info is joined), by_kind ({kind: time_ms,

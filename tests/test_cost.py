@@ -236,3 +236,27 @@ def test_power_mode_slows_the_dla():
             # the MAC part scales with the clock; weight-fetch stalls follow the memory clock instead
             mac = lambda st: st.compute_ms - st.parts.get("weight_stall_s", 0.0) * 1e3
             assert mac(s) == pytest.approx(mac(f) * ratio)
+
+
+def test_dla_hw_ops_multi_batch_only_for_direct_conv():
+    from dlasim.cost.dla import hw_ops
+    # dla.md s1.2: only direct convolution runs several images per operation, at most 32 (nv_full maxBatch)
+    assert DLA.multi_batch_max == 32
+    dc = ConvShape(64, 64, 56, 56, 64, 56, 56, 3, 3)
+    assert hw_ops(dc, DLA, first_layer=False) == 2                      # ceil(64 / 32)
+    assert hw_ops(ConvShape(32, 64, 56, 56, 64, 56, 56, 3, 3), DLA, False) == 1
+    assert hw_ops(ConvShape(33, 64, 56, 56, 64, 56, 56, 3, 3), DLA, False) == 2
+    img = ConvShape(32, 3, 32, 32, 64, 16, 16, 3, 3, stride=2)           # image-input mode: one image per op
+    assert hw_ops(img, DLA, first_layer=True) == 32
+    assert hw_ops(img, DLA.model_copy(update={"multi_batch_max": None}), first_layer=True) == 1
+
+
+def test_dla_first_conv_at_batch_32_pays_the_layer_overhead_per_image():
+    from dlasim.ir import GraphBuilder
+    b = GraphBuilder("t")
+    x = b.input("input", (32, 3, 32, 32))
+    g = b.build([b.conv(x, 64, kernel=3, stride=2, name="c1")])
+    plat = dlasim.hardware("orin-agx")
+    e = dlasim.estimate(g, plat, device="dla", precision="int8", input_formats="int8:dla_hwc4")
+    step = next(s for s in e.steps if s.kind == "layer")
+    assert step.overhead_ms == pytest.approx(32 * plat.dla.layer_overhead_s * 1e3)

@@ -189,8 +189,6 @@ def test_tolerant_records(tmp_path):
     path.write_text(json.dumps([
         {"name": "Conv_0 + Relu_1", "timeMs": 2.0, "averageMs": 0.2, "percentage": 50, "newField": 7},
         {"name": "{ForeignNode[Conv_1...Relu_9]}", "timeMs": 2.0, "averageMs": 0.2, "medianMs": 0.19},
-        {"name": "no time"},
-        "junk",
     ]))
     prof = parse_profile(path)
     assert prof.count is None and len(prof.rows) == 2
@@ -198,7 +196,8 @@ def test_tolerant_records(tmp_path):
     assert prof.rows[1].kind == "dla_subgraph" and prof.rows[1].layers == ["Conv_1", "Relu_9"]
     assert prof.rows[1].extra["range"] is True
     text = " ".join(prof.warnings)
-    assert "newField" in text and "count" in text and "skipped" in text
+    assert "newField" in text and "count" in text
+    # a record with no time, or one that is not an object, is an error (tests/test_input_validation.py)
 
 
 def test_name_grammar():

@@ -4,6 +4,8 @@
     python validation/fit_specs.py            # fit, print before/after and leave-one-out, write the specs
     python validation/fit_specs.py --check    # fit and print only; nothing is written
     python validation/fit_specs.py -v         # also print every observation
+    python validation/fit_specs.py --leave-one-network-out   # refit without each network family and
+                                              # predict its cases (validation/lono.py); nothing is written
 
 Fits (dlasim.calibrate: bounded soft_l1 least squares on log(predicted/measured); parameters the data
 cannot determine are reported and kept at their prior values):
@@ -472,7 +474,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="fit and print only; write nothing")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every observation")
+    ap.add_argument("--leave-one-network-out", action="store_true",
+                    help="refit without each network family, report its held-out error; write nothing")
     a = ap.parse_args(argv)
+    if a.leave_one_network_out:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import lono
+        lono.run(sys.modules[__name__], say)
+        return 0
     writes: dict[str, tuple[dict, dict]] = {}
 
     def queue(spec: str, values: dict, sources: dict):
@@ -640,6 +649,12 @@ def main(argv=None) -> int:
                           f"n={res_a['n']}), applied to the A40 (GA102) as an assumption: no A40 data")
     say("\n== a40: no data of its own; copies " + ", ".join(f"{k}={v:.4g}" for k, v in a40.items()))
     queue("a40", a40, a40_src)
+
+    # ---------------- Xavier NX: the same Xavier SoC (DLA v1 cores, Volta SM): every value fitted on AGX Xavier
+    # data is copied, and its source says so (no Xavier NX measurement is fitted)
+    xv, xs = writes.get("xavier-agx", ({}, {}))
+    queue("xavier-nx", dict(xv), {k: f"copied from xavier-agx.toml (same Xavier DLA v1 core / Volta SM; Xavier NX "
+                                     f"is the same SoC), where it reads: {v}" for k, v in xs.items()})
 
     # ---------------- write
     if a.check:

@@ -48,8 +48,10 @@ def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list
     if best is None:
         return t, {}
     tm, tn, tk, nt, waves, kp = best
+    # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM: with tile, wave and K
+    # efficiency and the channel alignment it makes up time / ideal (causes.py splits the time by them)
     return t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn), "wave_eff": nt / (waves * sms),
-               "k_eff": k / kp}
+               "k_eff": k / kp, "rate_eff": eff * gpu.ctas_per_sm}
 
 
 # A pure function of its arguments (all values, no spec objects), so a cached result is never stale. The
@@ -105,8 +107,9 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     p = step.precision
     bw = plat.memory.dram_bandwidth_bytes_per_s * gpu.memory_efficiency
     b = BYTES[p]
-    in_bytes = elems(step.inputs) * b
-    out_bytes = elems(step.outputs) * b
+    bo = BYTES[step.out_precision or p]     # an INT8 conv that no Q follows writes FP16 (passes/qdq.py)
+    in_bytes = elems(step.inputs[:1]) * b + elems(step.inputs[1:]) * bo
+    out_bytes = elems(step.outputs) * bo
     w_elems = cs.k * (cs.c // cs.groups) * cs.r * cs.s
     macs = cs.macs
     peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
@@ -149,7 +152,9 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
                 parts.update(sparse="used", **{f"sparse_{k_}": v for k_, v in sinfo.items()})
             else:
                 parts.update(sparse="too_small", sparse_reason="the dense kernel is as fast or faster")
-    residual = elems(step.inputs[1:]) * b
+    residual = elems(step.inputs[1:]) * bo
+    if bo != b:      # the bytes the higher-precision output and residual add over INT8 ones
+        parts["float_io_s"] = (elems(step.outputs) + elems(step.inputs[1:])) * (bo - b) / bw
     nbytes = in_bytes + out_bytes + w_bytes
     return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, kernel_floor(gpu, cs),
                   residual_bytes=residual, **parts)
@@ -179,7 +184,7 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") or (op == "Transpose" and transpose_is_view(
             step.inputs[0].shape if step.inputs else (), anchor.attrs.get("perm") if anchor is not None else None)):
         return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
-    nbytes = (elems(step.inputs) + elems(step.outputs)) * b
+    nbytes = elems(step.inputs) * b + elems(step.outputs) * BYTES[step.out_precision or p]
     flags = {}
     if any("unknown_op" in l.flags for l in step.members):
         # an op dlasim does not know: priced as two passes over its data (conservative) and flagged

@@ -1,6 +1,6 @@
 """Model importers: turn a model file, a zoo name or a Graph into a shaped Graph.
 
-`load_model` is the single entry point (DESIGN.md, "Data flow": model file / zoo / builder -> Graph).
+`load_model` is the single entry point (docs/DESIGN.md, "Data flow": model file / zoo / builder -> Graph).
 Suffixes: `.onnx` (importers/onnx.py, the `onnx` package, imported lazily so the CLI starts fast),
 `.prototxt` (importers/caffe.py, no Caffe dependency), `.json` (Graph.to_json output), and `zoo:NAME`
 (dlasim.zoo). `parse_shapes` reads trtexec's `--shapes=name:1x3x224x224[,name2:...]` spelling.
@@ -73,19 +73,16 @@ def _load_file(path: str, shapes: dict[str, tuple], batch: int | None) -> Graph:
     if suffix not in SUFFIXES:
         raise ModelError(f"{path}: unknown model format {suffix or '(no suffix)'!r}; expected "
                          f"{', '.join(SUFFIXES)} or zoo:NAME")
-    if not os.path.isfile(path):
-        why = "is a directory" if os.path.isdir(path) else "no such file"
-        raise ModelError(f"{path}: cannot read model ({why})")
+    if os.path.isdir(path):
+        raise ModelError(f"{path}: cannot read model (a directory, expected a regular file)")
     if suffix == ".onnx":
         from .onnx import load_onnx
         return load_onnx(path, shapes, batch)
     if suffix == ".prototxt":
         from .caffe import load_prototxt
         return load_prototxt(path, shapes, batch)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ModelError(f"{path}: cannot read model ({getattr(e, 'strerror', None) or e})") from None
+    from ..safeio import read_text
+    text = read_text(path, "model")  # regular files only, size-capped (dlasim/safeio.py)
     g = Graph.from_json(text, source=path).infer_shapes()
     if shapes:
         g = g.with_shapes(shapes)

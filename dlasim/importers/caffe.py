@@ -63,9 +63,13 @@ def _scalar(kind: str, text: str):
     return text
 
 
+MAX_DEPTH = 64  # nested blocks; real prototxts nest 3 (layer { convolution_param { weight_filler {} } })
+
+
 class _Parser:
     def __init__(self, tokens, source: str):
         self.toks, self.i, self.source = tokens, 0, source
+        self.depth = 0
 
     def _err(self, line: int, what: str) -> ModelError:
         return ModelError(f"{self.source}:{line}: {what}")
@@ -107,7 +111,12 @@ class _Parser:
         kind, text, vline = tok
         self.i += 1
         if text in _CLOSE and kind == "punct":
-            return [self.message(_CLOSE[text], vline)]
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self._err(vline, f"blocks nest deeper than {MAX_DEPTH} levels")
+            value = self.message(_CLOSE[text], vline)
+            self.depth -= 1
+            return [value]
         if not colon:
             raise self._err(vline, f"expected ':' or '{{' after {key!r}, got {text!r}")
         if text == "[" and kind == "punct":
@@ -182,13 +191,11 @@ _SIMPLE = {"Sigmoid": "Sigmoid", "TanH": "Tanh", "AbsVal": "Abs", "Exp": "Exp", 
 # ---- network -------------------------------------------------------------------------------------
 def load_prototxt(path: str, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:
     """Import a Caffe deploy prototxt as a validated, shaped Graph; `shapes`/`batch` set input shapes."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except OSError as e:
-        raise ModelError(f"{path}: cannot read model ({e.strerror or e})") from None
-    except UnicodeDecodeError as e:
-        raise ModelError(f"{path}: not a text prototxt ({e.reason} at byte {e.start})") from None
+    from ..safeio import read_text
+    text = read_text(path, "model", encoding="utf-8-sig")
     net = parse_prototxt(text, path)
+    from .caffe_checks import check_net
+    check_net(net, path)
     return _Net(path, dict(shapes or {}), batch).build(net)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import ops
 from ..errors import ModelError
 from ..ir import Graph, Layer, Tensor
 
@@ -47,18 +48,34 @@ _SMALL = 64  # integer initializers up to this many elements are shape arithmeti
 
 
 def load_onnx(path: str, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:
-    """Import an ONNX file as a validated, shaped Graph; `shapes`/`batch` fix input shapes first."""
+    """Import an ONNX file as a validated, shaped Graph; `shapes`/`batch` fix input shapes first.
+
+    The file is read with dlasim.safeio (a regular file under protobuf's 2 GiB limit) and checked by
+    importers/onnx_checks.py before conversion; external weight files are never opened."""
+    model = read_onnx(path)
+    from .onnx_checks import check_model
+    weights = check_model(model, path)
+    g = _Importer(model, path).run(dict(shapes or {}), batch)
+    g.external_weights = weights
+    return g
+
+
+def read_onnx(path: str):
+    """The ModelProto of an ONNX file, without external data; a one-line ModelError when unreadable."""
     import onnx
 
+    from ..safeio import ONNX_LIMIT, read_bytes
+
+    data = read_bytes(path, "model", limit=ONNX_LIMIT)
     try:
-        model = onnx.load(path, load_external_data=False)
-    except OSError as e:
-        raise ModelError(f"{path}: cannot read model ({e.strerror or e})") from None
+        model = onnx.load_model_from_string(data)
+    except RecursionError:
+        raise ModelError(f"{path}: not a valid ONNX model (messages nest too deeply)") from None
     except Exception as e:  # protobuf DecodeError and friends
         raise ModelError(f"{path}: not a valid ONNX model ({_one_line(e)})") from None
     if not model.HasField("graph") or not (model.graph.node or model.graph.input):
         raise ModelError(f"{path}: not a valid ONNX model (no graph)")
-    return _Importer(model, path).run(dict(shapes or {}), batch)
+    return model
 
 
 def load_onnx_model(model, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:
@@ -333,6 +350,8 @@ class _Importer:
             dropped.update(unresolved)
         inputs = [t for i, t in enumerate(inputs) if i not in dropped]
         self._normalise(op, attrs, x, node, name, outs)
+        if op in ops.QDQ:
+            self._qdq_attrs(node, attrs, name)
         return Layer(name, op, inputs, [t for t in node.output if t], attrs)
 
     def _normalise(self, op: str, attrs: dict, x, node, name: str, outs) -> None:
@@ -371,6 +390,34 @@ class _Importer:
                 del attrs["sizes"]
         if op in _AUTO_PAD_OPS:
             self._explicit_pads(op, attrs, x, node, name, outs)
+
+    # ---- explicit quantization (QuantizeLinear / DequantizeLinear) ---------------------------------
+    def _qdq_attrs(self, node, attrs: dict, name: str) -> None:
+        """Record what the Q/DQ passes need: per-tensor or per-channel scale (and its axis), the integer type.
+
+        ONNX QuantizeLinear/DequantizeLinear: opset 10 has per-tensor scales only; opset 13 adds per-axis
+        scales with `axis` (default 1). TensorRT takes INT8 (signed) quantization with zero point 0
+        (gpu_tensorrt.md s5.2 "Q/DQ fusion"); a uint8 zero point is recorded, not rejected."""
+        scale = node.input[1] if len(node.input) > 1 else ""
+        shape = (self._const_shape(scale) or self.known.get(scale)) if scale else None
+        n = math.prod(shape) if shape else 1
+        if n > 1 and self.opset < 13:
+            raise ModelError(f"{self.path}: layer {name!r} ({node.op_type}): a per-channel scale ({n} values) "
+                             f"needs opset 13 or later; the model declares opset {self.opset}")
+        attrs["per_channel"] = n > 1
+        if n > 1:
+            attrs["axis"] = int(attrs.get("axis", 1))
+        else:
+            attrs.pop("axis", None)
+        zp = node.input[2] if len(node.input) > 2 else ""
+        zt = self.inits.get(zp) if zp else None
+        attrs["qtype"] = _DTYPES.get(zt.data_type, "int8") if zt is not None else ("int8" if zp else "uint8")
+
+    def _quantized_weights(self) -> set[str]:
+        """Outputs of DequantizeLinear nodes folded into constants: weights stored as INT8 in the engine
+        (TensorRT quantizes constant weights at build time, gpu_tensorrt.md s5.2 "Q/DQ fusion")."""
+        return {o for n in self.graph.node if n.op_type == "DequantizeLinear" and self._is_folded(n)
+                for o in n.output if o}
 
     def _explicit_pads(self, op: str, attrs: dict, x, node, name: str, outs) -> None:
         """auto_pad SAME_UPPER/SAME_LOWER/VALID and ConvTranspose output_shape -> explicit pads [t,l,b,r]."""
@@ -435,6 +482,7 @@ class _Importer:
             layers.append(self._layer(node, name))
         outputs = [o.name for o in self.graph.output]
         layers = _drop_dead(layers, set(outputs))
+        int8_weights = self._quantized_weights()
         for layer in layers:
             for t in layer.inputs:
                 if t and t not in self.tensors:
@@ -443,6 +491,8 @@ class _Importer:
                         dtype = (_DTYPES.get(self.inits[t].data_type, "float32") if t in self.inits
                                  else str(self.folded[t].dtype) if t in self.folded
                                  else self.dtypes.get(t, "float32"))
+                        if t in int8_weights:
+                            dtype = "int8"
                         self.tensors[t] = Tensor(t, shape, dtype, const=True)
             for t in layer.outputs:
                 self.tensors[t] = Tensor(t, self.known.get(t), self.dtypes.get(t, "float32"))

@@ -8,16 +8,17 @@ reformat / transition / launch steps are inserted. Every pass records its decisi
 from __future__ import annotations
 
 from ..errors import DlasimError
-from ..hardware import Platform
+from ..hardware import Platform, check_dla_core
 from ..ir import Graph
 from ..plan import Plan
 from .fold import fold
 from .fuse import fuse
 from .partition import partition
 from .place import assign_precision, check_dla_support, place
+from .qdq import quantize
 from .reformat import insert_reformats, parse_io_formats
 
-PASSES = (fold, check_dla_support, place, assign_precision, fuse, partition, insert_reformats)
+PASSES = (fold, check_dla_support, place, assign_precision, fuse, quantize, partition, insert_reformats)
 
 DEVICES = ("dla", "gpu")
 PRECISIONS = ("fp32", "fp16", "int8", "best")
@@ -34,6 +35,7 @@ def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision:
         raise DlasimError(f"precision={precision!r}: expected one of {', '.join(PRECISIONS)}")
     if sparsity not in SPARSITY:
         raise DlasimError(f"sparsity={sparsity!r}: expected one of {', '.join(SPARSITY)}")
+    check_dla_core(platform, dla_core)
     if device == "gpu" and platform.gpu is None:
         raise DlasimError(f"{platform.name} has no GPU; use device='dla' (--device dla)")
     if device == "dla" and platform.gpu is None:

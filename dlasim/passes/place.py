@@ -8,6 +8,7 @@ naming the layer. Precision: the DLA runs FP16 or INT8 only (s3.1); some ops run
 from __future__ import annotations
 
 from ..errors import BuildError
+from ..ops import QDQ          # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
 from ..plan import Decision
 from .dla_support import REWRITES, check_layer
 
@@ -101,7 +102,7 @@ def assign_precision(plan) -> None:
         else:
             p = gpu_p
             if p == "int8":
-                odd = [l.op for l in step.members if l.op not in GPU_INT8_OPS]
+                odd = [l.op for l in step.members if l.op not in GPU_INT8_OPS and l.op not in QDQ]
                 if odd:
                     p = "fp16"
                     step.reason = step.reason or f"{min(odd)} has no INT8 kernel; runs in FP16"

@@ -1,0 +1,224 @@
+"""Validation of an ONNX ModelProto before dlasim converts it (a step of its own, run first).
+
+Two layers of checks, each failing with one line that names the file, the node or tensor, and what was
+expected:
+1. onnx.checker.check_model(full_check=True): the ONNX spec (onnx/docs/IR.md) as the reference checker
+   enforces it: node and attribute types against the operator schemas, type constraints (no string tensor
+   into a Conv), strict shape inference. Nodes of custom domains that the model does not declare, and
+   external-data files (checked here instead, without opening anything), are left out of that run.
+2. dlasim's own: the graph has outputs and each is produced; op types are non-empty and, in the default
+   domain, exist in some opset; dimensions are non-negative and their products plausible; initializer data
+   is as long as its shape says; Conv attributes agree with the weight shape, pads are >= 0, strides and
+   dilations >= 1; external-data locations are relative and stay inside the model's folder.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from ..errors import ModelError
+
+MAX_ELEMENTS = 1 << 40   # elements in one tensor: 4 TiB of FP32, beyond any accelerator's memory
+_DEFAULT = ("", "ai.onnx")
+# TensorProto.DataType -> bytes per element (onnx/onnx.proto3); 0: variable (string)
+_ITEMSIZE = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 8: 0, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 14: 8, 15: 16,
+             16: 2, 17: 1, 18: 1, 19: 1, 20: 1}
+
+
+@dataclass(frozen=True)
+class ExternalWeights:
+    """Initializers whose values live in external files (onnx/docs/ExternalData.md), and which are missing."""
+    tensors: int
+    missing: tuple[str, ...]          # locations (relative to the model's folder) that are absent
+
+
+def _err(path: str, what: str) -> ModelError:
+    text = " ".join(what.split())
+    return ModelError(f"{path}: {text if len(text) < 300 else text[:297] + '...'}")
+
+
+def check_model(model, path: str) -> ExternalWeights:
+    """Raise ModelError for a model that breaks the ONNX spec or dlasim's checks; report external weights."""
+    g = model.graph
+    weights = _external(g, path)
+    _structure(g, path)
+    _tensors(g, path)
+    _convs(g, path)
+    _checker(model, path)
+    return weights
+
+
+# ---- external data ---------------------------------------------------------------------------------
+def _external(g, path: str) -> ExternalWeights:
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    count, missing = 0, []
+    for t in g.initializer:
+        if t.data_location != 1:
+            continue
+        count += 1
+        info = {e.key: e.value for e in t.external_data}
+        loc = info.get("location", "")
+        for key in ("offset", "length"):
+            if key in info and not info[key].isdigit():
+                raise _err(path, f"initializer {t.name!r}: external data {key} {info[key]!r} is not a "
+                                 f"non-negative integer")
+        if not loc:
+            raise _err(path, f"initializer {t.name!r}: external data has no location")
+        if "\0" in loc or os.path.isabs(loc) or loc.startswith(("/", "\\")) or (len(loc) > 1 and loc[1] == ":"):
+            raise _err(path, f"initializer {t.name!r}: external data location {loc!r} is absolute; ONNX "
+                             f"requires a path relative to the model's folder")
+        target = os.path.realpath(os.path.join(folder, loc))
+        if os.path.commonpath([folder, target]) != folder:
+            raise _err(path, f"initializer {t.name!r}: external data location {loc!r} leaves the model's "
+                             f"folder; dlasim opens nothing outside it")
+        if not os.path.isfile(target):
+            if loc not in missing:
+                missing.append(loc)
+    return ExternalWeights(count, tuple(missing))
+
+
+def missing_weights_warning(weights: ExternalWeights | None, sparsity: str) -> list[str]:
+    """The warning for missing external weight files; whether this run needs the values."""
+    if weights is None or not weights.missing:
+        return []
+    files = ", ".join(weights.missing[:3]) + (" ..." if len(weights.missing) > 3 else "")
+    if sparsity == "enable":
+        need = ("--sparsity=enable needs them: TensorRT uses 2:4 kernels only where the weights have the 2:4 "
+                "pattern, which cannot be checked without the values, so every eligible layer is costed as if "
+                "its weights were 2:4-pruned (as with --sparsity=force)")
+    else:
+        need = "this run does not need them: dlasim costs from tensor shapes, not values"
+    return [f"external weight file(s) missing: {files}; {need}"]
+
+
+# ---- structure -------------------------------------------------------------------------------------
+def _structure(g, path: str) -> None:
+    import onnx.defs
+
+    if not g.output:
+        raise _err(path, "the graph has no outputs (ONNX requires at least one graph output)")
+    produced = {i.name for i in g.input} | {t.name for t in g.initializer}
+    for i, node in enumerate(g.node):
+        label = f"node {node.name or i!r}"
+        if not node.op_type:
+            raise _err(path, f"{label} has an empty op_type")
+        if node.domain in _DEFAULT and not onnx.defs.has(node.op_type):
+            raise _err(path, f"{label}: {node.op_type!r} is no operator of any opset of the default ONNX "
+                             f"domain (custom operators need their own domain)")
+        produced.update(o for o in node.output if o)
+    for o in g.output:
+        if o.name not in produced:
+            raise _err(path, f"graph output {o.name!r} is produced by no node, input or initializer")
+
+
+def _tensors(g, path: str) -> None:
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        tt = vi.type.tensor_type
+        if tt.HasField("shape"):
+            _dims(path, f"tensor {vi.name!r}", [d.dim_value for d in tt.shape.dim if d.HasField("dim_value")])
+    for t in g.initializer:
+        _dims(path, f"initializer {t.name!r}", list(t.dims))
+        if t.data_location == 1 or t.data_type not in _ITEMSIZE:
+            continue
+        n, size = math.prod(t.dims), _ITEMSIZE[t.data_type]
+        if t.HasField("raw_data") and size and len(t.raw_data) != n * size:
+            raise _err(path, f"initializer {t.name!r}: raw_data holds {len(t.raw_data)} bytes, its shape "
+                             f"{list(t.dims)} needs {n * size}")
+        typed = max(len(t.float_data), len(t.int32_data), len(t.int64_data), len(t.double_data),
+                    len(t.uint64_data), len(t.string_data))
+        if not t.HasField("raw_data") and typed and typed < n:
+            raise _err(path, f"initializer {t.name!r} holds {typed} values, its shape {list(t.dims)} needs {n}")
+
+
+def _dims(path: str, what: str, dims: list[int]) -> None:
+    if any(d < 0 for d in dims):
+        raise _err(path, f"{what} has a negative dimension {list(dims)}")
+    if math.prod(dims) > MAX_ELEMENTS:
+        raise _err(path, f"{what} has {math.prod(dims):.3g} elements {list(dims)}, more than the "
+                         f"{MAX_ELEMENTS:.3g} dlasim accepts (beyond any device's memory)")
+
+
+def _convs(g, path: str) -> None:
+    from onnx import helper
+
+    inits = {t.name: t for t in g.initializer}
+    for i, node in enumerate(g.node):
+        if node.domain not in _DEFAULT or node.op_type not in ("Conv", "ConvTranspose", "MaxPool",
+                                                                  "AveragePool", "LpPool"):
+            continue
+        label = f"node {node.name or i!r} ({node.op_type})"
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        for key, low in (("pads", 0), ("strides", 1), ("dilations", 1), ("kernel_shape", 1)):
+            v = attrs.get(key)
+            if isinstance(v, list) and any(not isinstance(x, int) or x < low for x in v):
+                raise _err(path, f"{label}: {key} must be integers >= {low}, got {v}")
+        group = attrs.get("group", 1)
+        if not isinstance(group, int) or group < 1:
+            raise _err(path, f"{label}: group must be an integer >= 1, got {group!r}")
+        w = inits.get(node.input[1]) if node.op_type.startswith("Conv") and len(node.input) > 1 else None
+        if w is None:
+            continue
+        wd = list(w.dims)
+        k = attrs.get("kernel_shape")
+        if len(wd) < 3:
+            raise _err(path, f"{label}: weight {w.name!r} has shape {wd}; expected [M, C/group, k...]")
+        if isinstance(k, list) and k != wd[2:]:
+            raise _err(path, f"{label}: kernel_shape {k} disagrees with the weight shape {wd}")
+        n = len(wd) - 2
+        for key, size in (("pads", 2 * n), ("strides", n), ("dilations", n)):
+            v = attrs.get(key)
+            if isinstance(v, list) and len(v) != size:
+                raise _err(path, f"{label}: {key} has {len(v)} values, the {n}-d kernel needs {size}")
+        if node.op_type == "Conv" and wd[0] % group:
+            raise _err(path, f"{label}: group {group} does not divide the {wd[0]} output channels of {w.name!r}")
+
+
+# ---- the reference checker -------------------------------------------------------------------------
+def _checker(model, path: str) -> None:
+    import onnx
+    from onnx import checker
+
+    declared = {o.domain for o in model.opset_import}
+    undeclared = {n.domain for n in model.graph.node} - declared - set(_DEFAULT)
+    shapeless = any(not o.type.tensor_type.HasField("shape") for o in model.graph.output)
+    if any(t.data_location == 1 for t in model.graph.initializer) or undeclared or shapeless:
+        model = _checkable_copy(model, undeclared)
+        if not model.graph.output:
+            return      # no output of known rank: the checker would stop at that, not at real faults
+    try:
+        checker.check_model(model, full_check=True)
+    except (checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        raise _err(path, f"not a valid ONNX model (onnx.checker: {e})") from None
+    except Exception as e:  # protobuf-level problems the checker reports in its own way
+        raise _err(path, f"not a valid ONNX model (onnx.checker: {type(e).__name__}: {e})") from None
+
+
+def _checkable_copy(model, undeclared: set[str]):
+    """A copy with external initializers as typed inputs (no file is touched) and undeclared custom domains
+    declared at version 1 (the importer treats their nodes as unknown ops)."""
+    import onnx
+    from onnx import helper
+
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for domain in sorted(undeclared):
+        m.opset_import.append(helper.make_opsetid(domain, 1))
+    external = [t for t in m.graph.initializer if t.data_location == 1]
+    keep = [t for t in m.graph.initializer if t.data_location != 1]
+    names = {i.name for i in m.graph.input}
+    del m.graph.initializer[:]
+    m.graph.initializer.extend(keep)
+    m.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                         for t in external if t.name not in names)
+    if any(not o.type.tensor_type.HasField("shape") for o in m.graph.output):
+        # IR.md lets a graph output omit its shape; the checker wants one: take what inference gives and
+        # leave out outputs of unknown rank (their producers are still checked)
+        try:
+            m = onnx.shape_inference.infer_shapes(m, strict_mode=False)
+        except Exception:
+            pass
+        known = [o for o in m.graph.output if o.type.tensor_type.HasField("shape")]
+        del m.graph.output[:]
+        m.graph.output.extend(known)
+    return m
