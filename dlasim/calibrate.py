@@ -37,7 +37,13 @@ from .hardware import Copies, Dla, Gpu, Memory, Platform, hardware
 BLOCKS = {"dla": Dla, "gpu": Gpu, "copies": Copies, "memory": Memory}
 # Optional fields whose unset value falls back to another field in the cost model (hardware.py, cost/)
 FALLBACK_PRIOR = {"dla.mac_efficiency_fp16": "dla.mac_efficiency",
-                  "copies.dla_copy_efficiency": "copies.reformat_efficiency"}
+                  "copies.dla_copy_efficiency": "copies.reformat_efficiency",
+                  "gpu.conv1x1_efficiency": "gpu.memory_efficiency", "gpu.conv1x1_floor_s": "gpu.kernel_floor_s",
+                  "gpu.gemm_floor_s": "gpu.kernel_floor_s",
+                  "gpu.gemv_efficiency": "gpu.memory_efficiency", "gpu.gemv_floor_s": "gpu.kernel_floor_s",
+                  "gpu.depthwise_efficiency": "gpu.memory_efficiency",
+                  "gpu.depthwise_floor_s": "gpu.memory_kernel_floor_s",
+                  "gpu.reduce_efficiency": "gpu.memory_efficiency", "gpu.reduce_floor_s": "gpu.memory_kernel_floor_s"}
 EFF_BOUNDS = (0.02, 1.0)
 TIME_BOUNDS = (1e-8, 1e-3)          # 0 is not reachable in log space; 10 ns is zero for every step
 SIGMA_MAX = 1.0                     # 1-sigma band beyond a factor e (log space): not constrained
@@ -114,6 +120,8 @@ def bounds_of(name: str) -> tuple[float, float]:
                     hi = min(hi, float(v))
     if "efficiency" in key:
         dlo, dhi = EFF_BOUNDS
+    elif key.endswith("_bytes_per_s"):          # a bandwidth, not a time
+        dlo, dhi = 1e9, 1e14
     elif key.endswith("_s"):
         dlo, dhi = TIME_BOUNDS
     elif key == "sparse_k_half":

@@ -29,7 +29,7 @@ from .cost.gpu import padded_channels
 from .errors import DlasimError
 from .hardware import Platform, hardware
 from .ir import Graph
-from .report import Estimate, StepRow
+from .report import Estimate, StepRow, throughput_qps
 
 VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw", "model")
 VARIED_ADVICE = {"batch": ("batch",), "precision": ("int8_weights",)}   # advice that would change the varied key
@@ -155,7 +155,8 @@ def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
       proportion to their logarithms;
     - memory above compute: refetch_s (cbuf_refetch), float_io_s (the FP16/FP32 output and residual bytes of
       an INT8 layer no Q follows, precision_unsupported, passes/qdq.py), the rest of the DRAM time
-      memory_bound; floor and overhead: overhead.
+      memory_bound; floor and overhead: overhead, and so is a GPU kernel's fixed ramp/tail (ramp_s inside
+      compute, stream_ramp_s inside a GEMV's memory time; cost/gpu.py tensor_latency_s).
     "other" is what these parts leave unexplained (time minus their sum): not forced to zero, so a cost
     term the split does not know shows up there (tests check it stays small).
     """
@@ -184,8 +185,9 @@ def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
     out["cbuf_refetch"] = out.get("cbuf_refetch", 0.0) + refetch
     if wide:
         out["precision_unsupported"] = out.get("precision_unsupported", 0.0) + wide
-    out["memory_bound"] = excess - refetch - wide
-    out["overhead"] = row.overhead_ms + p.get("floor_s", 0.0) * 1e3
+    stream_ramp = min(p.get("stream_ramp_s", 0.0) * 1e3, excess - refetch - wide)   # a GEMV's ramp (cost/gpu.py)
+    out["memory_bound"] = excess - refetch - wide - stream_ramp
+    out["overhead"] = out.get("overhead", 0.0) + row.overhead_ms + p.get("floor_s", 0.0) * 1e3 + stream_ramp
     out["other"] = t - sum(out.values())
     return out
 
@@ -206,13 +208,17 @@ def _compute_losses(row: StepRow, ctx: Expectation, run: float) -> dict[str, flo
     pre = "sparse_" if p.get("sparse") == "used" else ""
     if pre + "tile_eff" not in p or pre + "rate_eff" not in p or run <= 0 or row.compute_ms <= 0:
         return {"compute_bound": loss}
+    ramp = p.get("ramp_s", 0.0) * 1e3          # the kernel's fixed ramp/tail inside compute: overhead
+    body = row.compute_ms - ramp
     factors = {"channel_padding": _channel_align(row, ctx) / p.get(pre + "k_eff", 1.0),
                "tile_quantization": 1.0 / p[pre + "tile_eff"], "wave_quantization": 1.0 / p[pre + "wave_eff"],
                "compute_bound": 1.0 / p[pre + "rate_eff"]}
-    total = math.log(row.compute_ms / run)
+    total = math.log(body / run)
+    out = {"overhead": ramp} if ramp else {}
     if abs(total) < 1e-12:
-        return {}
-    return {k: loss * math.log(f) / total for k, f in factors.items() if abs(f - 1.0) > 1e-12}
+        return out
+    out.update({k: (body - run) * math.log(f) / total for k, f in factors.items() if abs(f - 1.0) > 1e-12})
+    return out
 
 
 def _channel_align(row: StepRow, ctx: Expectation) -> float:
@@ -427,7 +433,7 @@ class CompareResult:
                  f"  vary {self.key}"]
         for lab, e in zip(self.labels, self.variants):
             kinds = ", ".join(f"{k} {v:.3f}" for k, v in e.by_kind().items())
-            lines.append(f"  {lab:<12} {e.total_ms:10.4f} ms   ({kinds})")
+            lines.append(f"  {lab:<12} {e.total_ms:10.4f} ms {throughput_qps(e.batch, e.total_ms):10.1f} qps   ({kinds})")
         a, b = (_shown(self.key, x) for x in self.labels[:2])
         lines.append(f"speedup {a} -> {b}: {self.speedup:.2f}x   naive expectation {self.ideal_speedup:.2f}x   "
                      f"{b} is {abs(self.gap_ms):.3f} ms {'slower' if self.gap_ms >= 0 else 'faster'} than expected")
@@ -557,7 +563,8 @@ class ExplainResult:
         e = self.estimate
         lines = [f"{e.model} on {e.hardware}  device={e.device} precision={e.precision} batch={e.batch}"
                  + (f" sparsity={e.sparsity}" if e.sparsity != "disable" else ""),
-                 f"predicted {e.total_ms:.4f} ms   ideal {self.ideal_ms:.4f} ms ({self.ideal_basis})",
+                 f"predicted {e.total_ms:.4f} ms ({throughput_qps(e.batch, e.total_ms):.1f} qps)   ideal "
+                 f"{self.ideal_ms:.4f} ms ({self.ideal_basis})",
                  f"DLA subgraphs: {e.dla_subgraphs}   transitions: {e.transitions}   GPU fallback layers: "
                  f"{len(e.fallback)}",
                  "where the time above ideal goes:"]

@@ -168,6 +168,19 @@ class Gpu(_Block):
     memory_kernel_floor_s: float = Field(ge=0)     # shortest time of a memory-bound kernel (pool, pointwise, ...)
     launch_overhead_s: float = Field(ge=0)         # per kernel, between kernels
     fusable_post_ops: list[str]                    # fused into a conv/GEMM epilogue
+    # per kernel class (cost/gpu.py kernel_class); unset: the generic field above serves that class
+    gemm_floor_s: Optional[float] = Field(default=None, ge=0)             # FC/GEMM with >= a tile of rows (else kernel_)
+    conv1x1_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # DRAM share, 1x1 convs (else memory_)
+    conv1x1_floor_s: Optional[float] = Field(default=None, ge=0)          # (else kernel_floor_s)
+    gemv_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, FC weight stream (else memory_)
+    gemv_floor_s: Optional[float] = Field(default=None, ge=0)             # (else kernel_floor_s)
+    depthwise_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # DRAM share (else memory_)
+    depthwise_floor_s: Optional[float] = Field(default=None, ge=0)        # (else memory_kernel_floor_s)
+    reduce_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, global pools (else memory_)
+    reduce_floor_s: Optional[float] = Field(default=None, ge=0)             # (else memory_kernel_floor_s)
+    tensor_latency_s: Optional[float] = Field(default=None, ge=0)         # fixed ramp/tail of a tensor-core or GEMV kernel
+    l2_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)  # activations resident in L2 move at this
+    l2_usable_fraction: Optional[float] = Field(default=None, gt=0, le=1)  # share of memory.l2_bytes a step may use
 
     def fma_per_clk_per_sm(self, precision: str) -> float:
         return getattr(self, f"fma_per_clk_per_sm_{precision}")
@@ -257,14 +270,14 @@ class Platform(_Block):
 
 
 def check_dla_core(platform: Platform, core) -> int:
-    """`dla_core=` (`--dla-core N`, trtexec --useDLACore): an integer from 0 to the platform's DLA core count - 1."""
+    """`--dla-core N` (trtexec --useDLACore): an integer from 0 to the platform's DLA core count - 1."""
     if isinstance(core, bool) or not isinstance(core, int):
-        raise SpecError(f"dla_core={core!r} (--dla-core): expected an integer")
+        raise SpecError(f"dla_core={core!r} (--dla-core, --useDLACore): expected an integer")
     cores = platform.dla.cores if platform.dla else 0
     if core < 0 or (core >= cores and (cores or core)):
         allowed = f"0..{cores - 1}" if cores > 1 else "0"
-        raise SpecError(f"dla_core={core!r} (--dla-core): {platform.name} has {cores} DLA core(s), "
-                        f"expected {allowed}, got {core}")
+        raise SpecError(f"dla_core={core} (--dla-core, --useDLACore): {platform.name} has {cores} DLA core(s), "
+                        f"numbered from 0: expected {allowed}, got {core}")
     return core
 
 

@@ -87,6 +87,11 @@ class Estimate:
                 "dla_subgraphs": self.dla_subgraphs, "transitions": self.transitions,
                 "warnings": self.warnings, "label": self.label}
 
+    @property
+    def ok(self) -> bool:
+        """True: an estimate_many slot holding a result (a failed slot holds a batch.Failed, ok False)."""
+        return True
+
     def __repr__(self) -> str:          # one line (the generated one printed every step: 44 KB for ResNet-50)
         from .notebook import summary
         return summary(self)
@@ -94,11 +99,6 @@ class Estimate:
     def _repr_html_(self) -> str:       # Jupyter: the step table
         from .notebook import step_table_html
         return step_table_html(self)
-
-    @property
-    def ok(self) -> bool:
-        """True: an estimate_many slot holding a result (a failed slot holds a batch.Failed, ok False)."""
-        return True
 
     def by_kind(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -161,13 +161,14 @@ def _names(items: list[dict], room: int) -> str:
 
 
 def fallback_lines(fallback: list[dict], width: int = 100, groups: int = 8) -> list[str]:
-    """The GPU fallback list grouped by reason, with counts and example names, each line within `width`."""
+    """The GPU fallback list grouped by reason, with counts, the ops and example names, within `width`."""
+    import textwrap
     lines = []
     grouped = fallback_groups(fallback)
     for reason, items in grouped[:groups]:
         ops = ", ".join(sorted({f["op"] for f in items}))
-        head = f"  {len(items):>3} x {ops}: {reason}"
-        lines.append(_short(head, width))
+        lines += textwrap.wrap(f"{len(items):>3} x {reason} ({ops})", width, initial_indent="  ",
+                               subsequent_indent="        ", break_on_hyphens=False)
         lines.append("        " + _names(items, max(20, width - 8)))
     if len(grouped) > groups:
         rest = sum(len(v) for _, v in grouped[groups:])

@@ -29,8 +29,11 @@ def _size(n: int) -> str:
     return f"{n / MiB:.1f} MiB" if n >= MiB else f"{n} bytes"
 
 
-def read_bytes(path, what: str = "file", limit: int = TEXT_LIMIT, error: type[DlasimError] = ModelError) -> bytes:
-    """The contents of the regular file `path`, at most `limit` bytes; else `error` with one line."""
+def read_bytes(path, what: str = "file", limit: int = TEXT_LIMIT,
+               error: type[DlasimError] = ModelError) -> bytearray:
+    """The contents of the regular file `path`, at most `limit` bytes; else `error` with one line.
+
+    Read into one buffer of the file's size (a 2 GB model costs 2 GB here, not twice that)."""
     p = os.fspath(path)
     try:
         st = os.stat(p)
@@ -46,17 +49,26 @@ def read_bytes(path, what: str = "file", limit: int = TEXT_LIMIT, error: type[Dl
         if not stat.S_ISREG(st.st_mode):
             raise error(f"{p}: cannot read {what} ({_kind(st.st_mode)}, expected a regular file)")
         if st.st_size > limit:
-            raise error(f"{p}: {what} is {_size(st.st_size)}, more than the {_size(limit)} dlasim reads")
-        chunks, total = [], 0
-        while True:
-            chunk = os.read(fd, min(16 * MiB, limit + 1 - total))
-            if not chunk:
+            raise error(f"{p}: {what} is {_size(st.st_size)} ({st.st_size:,} bytes), more than the {limit:,} "
+                        f"bytes dlasim reads")
+        buf = bytearray(st.st_size + 1)   # one spare byte tells a file that grew since fstat
+        view, total = memoryview(buf), 0
+        while total <= st.st_size:
+            n = os.readv(fd, [view[total:]])
+            if not n:
                 break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:
-                raise error(f"{p}: {what} is more than the {_size(limit)} dlasim reads")
-        return b"".join(chunks)
+            total += n
+        view.release()
+        del buf[total:]
+        while total > st.st_size and total <= limit:   # grown since fstat, or a /proc file of size 0
+            more = os.read(fd, min(16 * MiB, limit + 1 - total))
+            if not more:
+                break
+            buf += more
+            total += len(more)
+        if total > limit:
+            raise error(f"{p}: {what} is more than the {limit:,} bytes dlasim reads")
+        return buf
     except OSError as e:
         raise error(f"{p}: cannot read {what} ({e.strerror or e})") from None
     finally:

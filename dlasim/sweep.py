@@ -149,7 +149,7 @@ _PALETTE = ("#3b6fd4", "#c0392b", "#2a8a4a", "#7b3fb8", "#d9480f", "#00a3c4", "#
 
 
 def _line_chart(res: SweepResult, field: str, title: str, sid: str) -> str:
-    from .html import _e
+    from .html.common import _e
     pts = [p for p in res.points if getattr(p, field) is not None]
     if not pts:
         return ""
@@ -189,7 +189,8 @@ def _line_chart(res: SweepResult, field: str, title: str, sid: str) -> str:
 
 
 def to_html(res: SweepResult) -> str:
-    from .html import _e, _figure, _page
+    from .html.common import _e
+    from .html.pages import _figure, _page
     rows = []
     for p in res.points:
         cells = [p.hw, p.device, p.precision, p.batch,

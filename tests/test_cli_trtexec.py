@@ -273,7 +273,9 @@ def test_text_fits_the_terminal(capsys, monkeypatch):
     for cols, argv in ((100, ["explain", "zoo:yolov4_relu", "--hw", "orin-agx", "--int8"]),
                        (80, ["explain", "zoo:yolov4_relu", "--hw", "orin-agx", "--int8"]),
                        (80, ["estimate", "zoo:googlenet", "--fp16"]),
-                       (120, ["compare", "zoo:resnet18", "--vary", "precision=fp16,int8"])):
+                       (120, ["compare", "zoo:resnet18", "--vary", "precision=fp16,int8"]),
+                       (90, ["explain", GOOGLENET, "--device", "gpu", "--measured", GPU_PROFILE]),
+                       (100, ["estimate", "zoo:yolov4", "--hw", "xavier-agx"])):
         monkeypatch.setenv("COLUMNS", str(cols))
         rc, out, err = run(capsys, *argv)
         assert rc == 0, err
@@ -295,7 +297,7 @@ def test_fallback_list_grouped_by_reason(capsys, tmp_path):
     rc, out, err = run(capsys, "estimate", str(path), "--hw", "xavier-agx", "--fp16")
     assert rc == 0, err
     lines = out.splitlines()
-    head = [l for l in lines if "x Softmax:" in l]
+    head = [l for l in lines if l.strip().startswith("30 x ") and l.rstrip().endswith("(Softmax)")]
     assert len(head) == 1 and head[0].split()[0] == "30"
     names = lines[lines.index(head[0]) + 1]
     assert names.strip().startswith("s0, s1") and names.rstrip().endswith("more")
@@ -309,3 +311,57 @@ def test_throughput_beside_latency(capsys):
     rc, out, _ = run(capsys, "estimate", "zoo:resnet18", "--batch", "4")
     line = next(l for l in out.splitlines() if l.startswith("latency"))
     assert f"{d['total_ms']:.4f} ms" in line and f"{d['throughput_qps']:.1f} qps" in line
+
+
+def test_compare_says_when_vary_overrides_an_option(capsys):
+    rc, out, err = run(capsys, "compare", "zoo:resnet18", "--int8", "--vary", "precision=fp16,int8")
+    assert rc == 0 and any("--vary precision" in w and "not used" in w for w in warnings_of(err))
+    rc, out, err = run(capsys, "compare", "zoo:resnet18", "--int8", "--vary", "batch=1,2")
+    assert rc == 0 and not any("--vary" in w for w in warnings_of(err))
+    assert len([l for l in out.splitlines() if " qps " in l]) == 2       # one line per variant
+
+
+def test_explain_text_shows_throughput(capsys):
+    rc, out, err = run(capsys, "explain", "zoo:resnet18", "--batch", "2", "--format", "json")
+    d = json.loads(out)
+    rc, out, err = run(capsys, "explain", "zoo:resnet18", "--batch", "2")
+    assert f"predicted {d['total_ms']:.4f} ms ({2000 / d['total_ms']:.1f} qps)" in out
+
+
+def test_gpu_fallback_flag_on_a_gpu_build_warns(capsys):
+    rc, out, err = run(capsys, "estimate", "zoo:resnet18", "--hw", "a100", "--allowGPUFallback")
+    assert rc == 0 and any("--allowGPUFallback has no effect on a GPU build" in w for w in warnings_of(err))
+    rc, out, err = run(capsys, "estimate", "zoo:resnet18", "--hw", "orin-agx", "--allowGPUFallback")
+    assert rc == 0 and not warnings_of(err)
+
+
+def test_a_subcommand_is_one_table_row(capsys, monkeypatch):
+    import dlasim.cli as cli
+    from dlasim.cli.commands import options
+    from dlasim.cli.options import add_model_options, resolve
+
+    def run_row(a):
+        return f"{resolve(a).model} {options(a)['device']} {options(a)['precision']}"
+    monkeypatch.setattr(cli, "SUBCOMMANDS", cli.SUBCOMMANDS + [("echo", "echo the options (test)",
+                                                               add_model_options, run_row)])
+    rc, out, err = run(capsys, "echo", "--onnx=m.onnx", "--int8", "--fp16", "--hw", "a100")
+    assert rc == 0 and out == "m.onnx gpu int8\n"
+
+
+def test_warnings_reach_html_pages(capsys, tmp_path):
+    page = tmp_path / "x.html"
+    rc, out, err = run(capsys, "explain", "zoo:resnet18", "--precision", "fp32", "--verbose", "--format", "html",
+                       "-o", str(page))
+    assert rc == 0
+    text = page.read_text()
+    assert "ignored (no effect on a latency estimate): --verbose" in text and "cannot take effect on the DLA" in text
+
+
+def test_batch_and_shapes_that_disagree_warn(capsys):
+    rc, out, err = run(capsys, "estimate", "zoo:resnet18", "--shapes=input:2x3x224x224", "--batch=4",
+                       "--format", "json")
+    d = json.loads(out)
+    assert d["batch"] == 4 and any("--batch=4 and the shapes' batch (2) differ" in w for w in d["warnings"])
+    rc, out, err = run(capsys, "estimate", "zoo:resnet18", "--shapes=input:4x3x224x224", "--batch=4",
+                       "--format", "json")
+    assert json.loads(out)["warnings"] == []

@@ -157,7 +157,7 @@ def test_gpu_small_layer_hits_the_kernel_floor():
     conv = [s for s in e.steps if s.kind == "layer"][0]
     gpu = hardware("h200").gpu
     assert conv.bound == "overhead"
-    assert conv.time_ms == pytest.approx((gpu.kernel_floor_s + gpu.launch_overhead_s) * 1e3)
+    assert conv.time_ms == pytest.approx((gpu.conv1x1_floor_s + gpu.launch_overhead_s) * 1e3)
 
 
 def test_gpu_pool_and_small_conv_get_their_own_kernel_floors():
@@ -167,8 +167,11 @@ def test_gpu_pool_and_small_conv_get_their_own_kernel_floors():
     the 1x1 conv (64x64 channels, 14x14) needs 64*64*196 = 0.8 M MACs, far below 1 us of tensor time, and
     the 2x2 max pool moves (64*14*14 + 64*7*7) * 2 B = 31 KB, 0.008 us at 4.8 TB/s: both sit at their floor."""
     plat = hardware("h200")
+    # the generic floors: the H200's own class floors and the L2 term unset
     gpu = plat.gpu.model_copy(update={"kernel_floor_s": 20e-6, "memory_kernel_floor_s": 3e-6,
-                                      "launch_overhead_s": 1e-6})
+                                      "launch_overhead_s": 1e-6, "conv1x1_floor_s": None,
+                                      "depthwise_floor_s": None, "conv1x1_efficiency": None,
+                                      "depthwise_efficiency": None, "l2_bandwidth_bytes_per_s": None})
     plat = plat.model_copy(update={"gpu": gpu})
     b = GraphBuilder("t")
     x = b.input("x", (1, 64, 14, 14))

@@ -79,3 +79,17 @@ def test_throughput_card_states_its_unit():
     assert "inferences/s" in key and "batch 4" in key
     assert cards[key] == f"{4 * 1000 / e.total_ms:,.1f} qps"
     assert not any(k == "throughput" for k in cards)        # the ops/s card is not called throughput
+
+
+def test_roofline_roofs_come_from_the_spec():
+    e = dlasim.estimate("zoo:resnet18", "xavier-agx", device="dla", precision="fp16")
+    assert "roofs: spec xavier-agx, fp16" in roofline_svg(e)
+
+
+def test_compare_page_lists_throughput_per_variant(tmp_path):
+    r = dlasim.compare("zoo:resnet18", "xavier-agx", vary={"batch": [1, 4]}, device="dla", precision="int8")
+    from dlasim.html import compare_page
+    page = compare_page(r)
+    assert "throughput, inferences/s (qps = batch / latency)" in page
+    for e in r.variants:
+        assert f">{e.batch * 1000 / e.total_ms:,.1f}</td>" in page

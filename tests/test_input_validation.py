@@ -79,6 +79,14 @@ def _short_raw():
     return _conv_model(inits=[t])
 
 
+def _short_raw_large():
+    t = _w("w", (512, 1024))                   # 2 MiB: the checker sees it as a typed input
+    t.raw_data = t.raw_data[: 1 << 20]
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)]
+    return _conv_model(nodes=nodes, inits=[t], inputs=[helper.make_tensor_value_info("x", F, [1, 1024])],
+                       outputs=[helper.make_tensor_value_info("y", F, [1, 512])])
+
+
 def _external(location):
     t = _w("w", (4, 3, 3, 3))
     t.ClearField("raw_data")
@@ -102,6 +110,7 @@ ONNX_BAD = {
     "int64 dims": (lambda: _conv_model(inputs=[helper.make_tensor_value_info("x", F, [2**63 - 1, 3, 8, 8])]),
                    "elements"),
     "raw data short": (_short_raw, "raw_data holds 10 bytes"),
+    "large raw data short": (_short_raw_large, "raw_data holds 1048576 bytes"),
     "attribute wrong type": (lambda: _conv_model(attrs={"kernel_shape": [3, 3], "group": 1.5}), "'conv'"),
     "kernel vs weight": (lambda: _conv_model(attrs={"kernel_shape": [5, 5]}), "disagrees with the weight shape"),
     "negative pads": (lambda: _conv_model(attrs={"kernel_shape": [3, 3], "pads": [-1, 0, 0, 0]}), "pads"),
@@ -164,6 +173,44 @@ def test_custom_domain_op_is_odd_but_valid(tmp_path):
     assert "unknown_op" in g.layer("plug").flags
 
 
+# ---- dlasim graph JSON --------------------------------------------------------------------------------
+GOOD_GRAPH = {"name": "g", "inputs": ["x"], "outputs": ["r"],
+              "tensors": [{"name": "x", "shape": [1, 3, 8, 8], "dtype": "float32", "const": False}],
+              "layers": [{"name": "r", "op": "Relu", "inputs": ["x"], "outputs": ["r"]}]}
+
+
+def _graph(**over):
+    d = json.loads(json.dumps(GOOD_GRAPH))
+    for key, value in over.items():
+        target, _, field = key.partition("__")
+        if field:
+            d[target][0][field] = value
+        else:
+            d[key] = value
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("[" * 100000 + "]" * 100000, "nests too deeply"), ("[1]", "(top level)"),
+    (_graph(tensors__shape=[1, -3, 8, 8]), "tensors.0.shape"), (_graph(tensors__shape=[1, 3.5, 8, 8]), "shape"),
+    (_graph(tensors__shape=[1 << 40, 1 << 40]), "tensors.0.shape"), (_graph(layers__op=""), "layers.0.op"),
+    (_graph(layers__inputs="x"), "layers.0.inputs"), (_graph(name=None), "field name"),
+])
+def test_graph_json_rejected(capsys, tmp_path, text, expect):
+    p = tmp_path / "g.json"
+    p.write_text(text)
+    reject(capsys, tmp_path, ["inspect", p], str(p), expect)
+
+
+def test_graph_json_round_trip(tmp_path):
+    import dlasim
+    p = tmp_path / "g.json"
+    p.write_text(_graph())
+    assert dlasim.load(p).tensors["r"].shape == (1, 3, 8, 8)
+    p.write_text(dlasim.load("zoo:resnet18").to_json())
+    assert len(dlasim.load(p).layers) == len(dlasim.load("zoo:resnet18").layers)
+
+
 # ---- Caffe prototxt ------------------------------------------------------------------------------------
 HEAD = 'name: "n"\ninput: "data"\ninput_shape { dim: 1 dim: 3 dim: 16 dim: 16 }\n'
 
@@ -185,6 +232,10 @@ CAFFE_BAD = {
     "absurd num_output": (_conv("num_output: 1000000000000 kernel_size: 3"), "num_output must be in 1.."),
     "float kernel": (_conv("num_output: 4 kernel_size: 3.5"), "must be an integer, got 3.5"),
     "string kernel": (_conv('num_output: 4 kernel_size: "3"'), "must be an integer"),
+    "nan eps": (HEAD + 'layer { name: "bn" type: "BatchNorm" bottom: "data" top: "bn" '
+                'batch_norm_param { eps: nan } }', "batch_norm_param.eps must be a finite number"),
+    "word slope": (HEAD + 'layer { name: "r" type: "ReLU" bottom: "data" top: "r" relu_param { negative_slope: NaNe-5 } }',
+                   "negative_slope must be a finite number"),
     "empty": ("", "no layers"),
     "comment only": ("# nothing here\n# still nothing\n", "no layers"),
     "name only": ('name: "net"\n', "no layers"),
@@ -324,13 +375,20 @@ def test_directory_as_model_rejected(capsys, tmp_path):
     reject(capsys, tmp_path, ["inspect", p], "directory")
 
 
+def test_onnx_over_2gib_stops_with_one_line(capsys, tmp_path):
+    p = tmp_path / "huge.onnx"
+    with open(p, "wb") as f:
+        f.truncate((2 << 30) + 4096)          # sparse: no disk or memory used
+    reject(capsys, tmp_path, ["estimate", p], "(2,147,487,744 bytes), more than the 2,147,483,647 bytes dlasim reads")
+
+
 def test_size_cap(tmp_path):
     from dlasim.errors import ModelError
     from dlasim.safeio import read_bytes
     p = tmp_path / "big.json"
     p.write_bytes(b" " * 2000)
     assert len(read_bytes(p, limit=2000)) == 2000
-    with pytest.raises(ModelError, match="more than the 1000 bytes"):
+    with pytest.raises(ModelError, match="more than the 1,000 bytes"):
         read_bytes(p, limit=1000)
 
 

@@ -41,6 +41,8 @@ CASES = [
                           "--measured", str(HAX / "profiles" / "googlenet_dla_mark_at_-1.profile")]),
     ("compare", ["compare", "zoo:resnet18", "--vary", "precision=fp16,int8"]),
     ("compare", ["compare", "zoo:googlenet", "--vary", "device=dla,gpu", "--hw", "orin-agx"]),
+    ("compare", ["compare", "zoo:resnet18-qat", "--hw", "a100", "--device", "gpu", "--int8",
+                 "--vary", "model=zoo:resnet18-qat-residual,zoo:resnet18-qat"]),
     ("profile", ["profile", str(TREX / "resnet.onnx.engine.profile.json"), "--layer-info",
                  str(TREX / "resnet.onnx.engine.graph.json")]),
     ("inspect", ["inspect", "zoo:resnet18"]),

@@ -4,7 +4,10 @@ The subcommands and their JSON documents are described in docs/DESIGN.md; trtexe
 they are (cli/options.py). Warnings (options that cannot take effect, ignored trtexec flags) go to stderr,
 one line each, and into the JSON document's "warnings".
 
-A subcommand is one row of SUBCOMMANDS: (name, help, function adding its options, function running it).
+A subcommand is one row of SUBCOMMANDS: (name, help, function adding its options to its parser, function
+running it). The run function returns a commands.Output (text, warnings) or a plain string. A subcommand
+that takes a model calls options.add_model_options(p) in its setup and commands.options(a) /
+options.resolve(a) in its run function (the model may come from MODEL, --onnx or --deploy).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from ..errors import DlasimError
 from ..concurrent.cli import HELP as CONCURRENT_HELP, add_options as add_concurrent_options
 from ..sweep import HELP as SWEEP_HELP, add_options as add_sweep_options
 from . import commands as C
-from .options import DEFAULTS_VS_TRTEXEC, add_model_options
+from .options import DEFAULTS_VS_TRTEXEC, _positive, add_model_options
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,7 +83,7 @@ def _calibrate(p) -> None:
                    help="device the profile ran on (default: dla when the profile has DLA subgraphs, else gpu)")
     p.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default="fp16",
                    help="precision of the measured engine (default: fp16)")
-    p.add_argument("--batch", type=int, default=None, help="batch of the measured engine (default: the model's)")
+    p.add_argument("--batch", type=_positive, default=None, help="batch of the measured engine (default: the model's)")
     p.add_argument("--params", default=None,
                    help="comma-separated parameters to fit (default: a small set per device)")
     _fmt_out(p, output_required=True)
@@ -90,7 +93,7 @@ def _inspect(p) -> None:
     p.add_argument("model", help="model: .onnx, .prototxt, .json or zoo:NAME (required)")
     p.add_argument("--shapes", default=None, metavar="NAME:DIMS[,...]",
                    help="input shapes, e.g. input:1x3x224x224 (default: the model's)")
-    p.add_argument("--batch", type=int, default=None, help="batch size (default: the model's)")
+    p.add_argument("--batch", type=_positive, default=None, help="batch size (default: the model's)")
     _fmt_out(p)
 
 
@@ -181,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             raise DlasimError("give a COMMAND (dlasim --help lists them)")
         run = next(fn for name, _, _, fn in SUBCOMMANDS if name == a.cmd)
         out = run(a)
+        if isinstance(out, str):
+            out = C.Output(out)
         path = getattr(a, "output", None) if a.cmd != "calibrate" else None
         text = fit(out.text, width(path is not None)) if out.wrap else out.text
         for w in out.warnings:

@@ -70,7 +70,16 @@ def _prepare(a):
     opts["hw"] = plat = _platform(r, warnings)
     if opts["device"] is None:
         opts["device"] = "dla" if plat.dla is not None else "gpu"
+    if opts["device"] == "gpu" and a.gpu_fallback is not None:
+        warnings.append(f"{'--allowGPUFallback' if a.gpu_fallback else '--no-gpu-fallback'} has no effect on a "
+                        f"GPU build (it decides where layers the DLA cannot run go)")
     return r, opts, warnings
+
+
+def options(a) -> dict:
+    """The keyword arguments of dlasim.estimate from the model options (for subcommands added later: the
+    model itself is resolve(a).model, since it may come from MODEL, --onnx or --deploy)."""
+    return _prepare(a)[1]
 
 
 def _check_model(model: str) -> None:
@@ -126,8 +135,15 @@ def cmd_explain(a) -> Output:
         return Output(document(d, warnings), warnings, False)
     if a.format == "html":
         from ..html import explain_page
+        if hasattr(result, "estimate"):
+            result.estimate.warnings[:] = list(warnings)        # the page shows them under its header
         return Output(explain_page(result), warnings, False)
-    return Output(result.render(), tuple(w for w in warnings if w not in getattr(result, "warnings", ())))
+    if a.measured:       # the name column takes what the numbers and the cause leave
+        from .text import width
+        text = result.render(width=max(24, width(a.output is not None) - 47))
+    else:
+        text = result.render()
+    return Output(text, tuple(w for w in warnings if w not in getattr(result, "warnings", ())))
 
 
 def _parse_vary(items: list[str]) -> dict:
@@ -157,6 +173,11 @@ def cmd_compare(a) -> Output:
     r, opts, warnings = _prepare(a)
     _check_model(r.model)
     vary = _parse_vary(a.vary)
+    key = next(iter(vary))
+    given = {"precision": a.precision or a.int8 or a.fp16 or a.best, "device": a.device or a.dla_core is not None,
+             "batch": a.batch, "sparsity": a.sparsity != "disable", "hw": a.hw != "xavier-agx"}
+    if given.get(key):
+        warnings.append(f"--vary {key} sets the {key} of each variant: the {key} option given is not used")
     if "hw" in vary:
         if r.no_tf32:
             warnings.append("--noTF32 is not applied when --vary hw names the platforms")
@@ -217,8 +238,8 @@ def cmd_profile(a) -> Output:
         check_profile(a.layer_info, "--layer-info", layer_info=True)
     s = trtexec.profile_summary(a.profile, a.layer_info)
     if a.format == "json":
-        w = s.pop("warnings", [])
-        return Output(document(s, w), (), False)
+        w = tuple(s.pop("warnings", []))
+        return Output(document(s, w), w, False)
     return Output(trtexec.render_profile_table(s))
 
 

@@ -253,6 +253,11 @@ def resolve(a) -> Resolved:
     if unmodelled:
         warnings.append(f"not modelled, cannot take effect: {', '.join(unmodelled)}")
     shapes = _shapes(a, warnings)
+    if a.batch and shapes:
+        other = sorted({dims[0] for dims in shapes.values() if dims and dims[0] != a.batch})
+        if other:
+            warnings.append(f"--batch={a.batch} and the shapes' batch ({', '.join(map(str, other))}) differ: "
+                            f"the estimate is at batch {a.batch}")
     opts = dict(hw=a.hw, device=device, precision=precision, batch=a.batch,
                 gpu_fallback=True if a.gpu_fallback is None else a.gpu_fallback, sparsity=a.sparsity,
                 dla_core=a.dla_core or 0, shapes=shapes, input_formats=a.input_formats,

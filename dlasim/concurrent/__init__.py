@@ -15,13 +15,13 @@ from .engines import Engine, load_engines, make_engine, parse_engine
 __all__ = ["Engine", "concurrent", "advise", "parse_engine", "load_engines", "make_engine"]
 
 
-def concurrent(engines, hw="orin-agx", mode: str = "throughput", iterations: int = 4):
+def concurrent(engines, hw="xavier-agx", mode: str = "throughput", iterations: int = 4):
     """Per-engine latency and qps alone and together, the causes of each slowdown, aggregate img/s."""
     from .model import run_concurrent
     return run_concurrent(list(engines), hw, mode, iterations)
 
 
-def advise(models, hw="orin-agx", latency_ms: float | None = None, batches=(1, 2, 4, 8, 16, 32),
+def advise(models, hw="xavier-agx", latency_ms: float | None = None, batches=(1, 2, 4, 8, 16, 32),
            precision: str = "int8"):
     """Best assignment of the models to the GPU and DLA cores, and batch per engine, for aggregate img/s
     under a per-engine latency bound; each candidate re-estimated together."""

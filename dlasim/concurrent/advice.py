@@ -96,7 +96,7 @@ def _engine(unit: str, model: str, batch: int, precision: str) -> Engine:
     return Engine(model, "dla", int(unit[3:]), precision, batch)
 
 
-def advise(models: list[str], hw="orin-agx", latency_ms: float | None = None,
+def advise(models: list[str], hw="xavier-agx", latency_ms: float | None = None,
            batches: tuple[int, ...] = (1, 2, 4, 8, 16, 32), precision: str = "int8",
            max_steps: int = 12) -> AdviceResult:
     import dlasim

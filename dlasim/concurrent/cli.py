@@ -18,7 +18,8 @@ HELP = "engines on the GPU and DLA cores at once: throughput, pipeline, advice"
 def add_options(p) -> None:
     p.add_argument("models", nargs="*", help="with no --engine: this model on the GPU and on every DLA core "
                                              "(with --advise: the models to place; default: none)")
-    p.add_argument("--hw", default=None, help="platform name, name:mode, or a .toml spec path (default: orin-agx, or the --engines file's hw)")
+    p.add_argument("--hw", default=None, help="platform name, name:mode, or a .toml spec path "
+                                            "(default: xavier-agx as the other commands, or the --engines file's hw)")
     p.add_argument("--engine", action="append", default=[],
                    help="MODEL[,device=gpu|dla0|dla1][,precision=..][,batch=N][,input_formats=..][,label=..] "
                         "(repeat for each engine; default: none)")
@@ -28,7 +29,7 @@ def add_options(p) -> None:
                         "overlapping (default: throughput, pipeline with --cut)")
     prec = p.add_mutually_exclusive_group()
     prec.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default=None,
-                      help="precision of every engine that does not set one (default: fp16)")
+                      help="precision of every engine that does not set one (default: int8)")
     prec.add_argument("--int8", dest="precision", action="store_const", const="int8", help="= --precision int8 (default: off)")
     prec.add_argument("--fp16", dest="precision", action="store_const", const="fp16", help="= --precision fp16 (default: off)")
     p.add_argument("--batch", type=int, default=None, help="batch of every engine that does not set one (default: the model's)")
@@ -75,7 +76,7 @@ def cmd(a) -> str:
             raise DlasimError(f"--batches: expected integers, got {a.batches!r}") from None
         if not batches or min(batches) < 1:
             raise DlasimError("--batches: give batches >= 1")
-        result = advise(a.models, hw or "orin-agx", a.latency_ms, batches, a.precision or "int8")
+        result = advise(a.models, hw or "xavier-agx", a.latency_ms, batches, a.precision or "int8")
         if a.format == "json":
             return report.to_json(result.to_dict())
         if a.format == "html":
@@ -90,7 +91,7 @@ def cmd(a) -> str:
     engines += [parse_engine(t, defaults) for t in a.engine]
     if a.models and (a.engine or a.engines):
         raise DlasimError("concurrent: give MODEL or --engine/--engines, not both")
-    plat = dlasim.hardware(hw or "orin-agx")
+    plat = dlasim.hardware(hw or "xavier-agx")
     cuts = [c.strip() for item in a.cut for c in item.split(",") if c.strip()]
     if cuts or a.stages:
         if len(a.models) != 1 or not cuts or not a.stages:

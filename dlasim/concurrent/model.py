@@ -3,8 +3,8 @@
 The stand-alone estimate of each engine (dlasim.estimate) gives every step's time, DRAM bytes and memory
 time (dlasim/cost); dlasim/concurrent/contention.py runs the engines together on the platform's shared
 DRAM and shared GPU. The DRAM bandwidth all engines draw together is the platform's
-`memory.concurrent_efficiency` share of its peak (fitted by validation/fit_concurrency.py; the spec file
-names its data).
+`memory.concurrent_efficiency` share of its peak (the spec file names its source; for the Jetson specs an
+assumption, the peak itself, since every measured aggregate is a held-out row).
 """
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> 
     return out
 
 
-def run_concurrent(engines: list[Engine], hw="orin-agx", mode: str = "throughput", iterations: int = 4,
+def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughput", iterations: int = 4,
                    cache: dict | None = None, buffers: int = 1) -> ConcurrentResult:
     """Predict the engines running together (see the package notes)."""
     import dlasim
@@ -158,7 +158,7 @@ def run_concurrent(engines: list[Engine], hw="orin-agx", mode: str = "throughput
     eff = plat.memory.concurrent_efficiency
     if eff is None:
         eff = DEFAULT_CONCURRENT_EFFICIENCY
-        warnings.append(f"{plat.name} has no fitted memory.concurrent_efficiency: the engines together may draw "
+        warnings.append(f"{plat.name} has no memory.concurrent_efficiency: the engines together may draw "
                         f"the full DRAM peak (an optimistic bound on the DRAM contention)")
     peak = plat.memory.dram_bandwidth_bytes_per_s
     cap = peak * eff
@@ -232,7 +232,8 @@ def _engine_result(e: Engine, est, run, sim: SimResult, mode: str, engines: list
 
 
 def render(r: ConcurrentResult) -> str:
-    lines = [f"{len(r.engines)} engine(s) on {r.hardware}, mode {r.mode}; DRAM {r.dram_peak_bytes_per_s / 1e9:.1f} GB/s "
+    lines = [f"{len(r.engines)} engine(s) on {r.hardware}, mode {r.mode}; "
+             f"DRAM {r.dram_peak_bytes_per_s / 1e9:.1f} GB/s "
              f"peak, {r.dram_cap_bytes_per_s / 1e9:.1f} GB/s drawn together at most"]
     hdr = (f"{'engine':<28} {'unit':<5} {'batch':>5} {'alone ms':>9} {'together':>9} {'alone qps':>10} "
            f"{'together':>9} {'slowdown':>8} {'+DRAM':>7} {'+share':>7} {'+copies':>7}")

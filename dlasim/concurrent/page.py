@@ -3,7 +3,8 @@ slowdown causes, and a timeline of the engines running together (one lane per en
 the unit that runs them). Uses dlasim/html.py's page frame and escaping."""
 from __future__ import annotations
 
-from ..html import _e, _page
+from ..html.common import _e
+from ..html.pages import _page
 
 _COLOURS = {"gpu": "#76b900", "dla0": "#1f77b4", "dla1": "#17becf", "copy": "#ff7f0e", "overhead": "#999999"}
 
@@ -41,7 +42,8 @@ def timeline_svg(result, width: int = 1300, lane: int = 26) -> str:
     for t in range(ticks + 1):
         x = left + (width - left - right) * t / ticks
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="24" y2="{y - 10}" stroke="#ddd"/>'
-                   f'<text x="{x:.1f}" y="{y}" font-size="11" text-anchor="middle">{end * 1e3 * t / ticks:.3g} ms</text>')
+                   f'<text x="{x:.1f}" y="{y}" font-size="11" text-anchor="middle">'
+                   f'{end * 1e3 * t / ticks:.3g} ms</text>')
     lx = left
     for label, key in (("GPU step", "gpu"), ("DLA0 step", "dla0"), ("DLA1 step", "dla1"),
                        ("reformat / transition copy", "copy"), ("launch overhead", "overhead")):
@@ -58,7 +60,8 @@ def _engines_table(result) -> str:
     rows = "".join(
         f"<tr><td>{_e(e.name)}</td><td>{e.unit}</td><td>{e.batch}</td><td>{e.alone_ms:.3f}</td>"
         f"<td>{e.together_ms:.3f}</td><td>{e.alone_qps:.1f}</td><td>{e.together_qps:.1f}</td>"
-        f"<td>{e.slowdown:.2f}x</td><td>{e.dram_ms:.3f}</td><td>{e.unit_share_ms:.3f}</td><td>{e.copies_ms:.3f}</td></tr>"
+        f"<td>{e.slowdown:.2f}x</td><td>{e.dram_ms:.3f}</td><td>{e.unit_share_ms:.3f}</td>"
+        f"<td>{e.copies_ms:.3f}</td></tr>"
         for e in result.engines)
     return f"<table>{head}{rows}</table>"
 

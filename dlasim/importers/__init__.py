@@ -81,9 +81,8 @@ def _load_file(path: str, shapes: dict[str, tuple], batch: int | None) -> Graph:
     if suffix == ".prototxt":
         from .caffe import load_prototxt
         return load_prototxt(path, shapes, batch)
-    from ..safeio import read_text
-    text = read_text(path, "model")  # regular files only, size-capped (dlasim/safeio.py)
-    g = Graph.from_json(text, source=path).infer_shapes()
+    from .graph_json import graph_from_json
+    g = graph_from_json(path).infer_shapes()
     if shapes:
         g = g.with_shapes(shapes)
     if batch is not None:

@@ -309,7 +309,10 @@ class _Net:
             if not ins:
                 raise self._err(f"layer {name!r} ({kind or 'no type'}) has no bottom; only Input layers and the "
                                 f"input: header may start the network")
-            self._layer(kind, name, msg, ins, tops)
+            try:
+                self._layer(kind, name, msg, ins, tops)
+            except (ValueError, TypeError, IndexError, KeyError, AttributeError, ZeroDivisionError) as e:
+                raise self._err(f"layer {name!r} ({kind}): bad parameters ({e})") from None
         unknown = [n for n in self.shapes if n not in self.inputs]
         if unknown:
             raise ModelError(f"shapes (--shapes): {unknown[0]!r} is not an input of {self.source} "

@@ -11,6 +11,7 @@ except near-misses of a Caffe type, which are typos.
 from __future__ import annotations
 
 import difflib
+import math
 
 from ..errors import ModelError
 
@@ -37,6 +38,13 @@ _INT_FIELDS = {
                       "stride_w": 1, "pad": 0, "pad_h": 0, "pad_w": 0},
     "inner_product_param": {"num_output": 1},
     "lrn_param": {"local_size": 1},
+}
+# param block -> fields that must be finite numbers (caffe.proto: float fields)
+_FLOAT_FIELDS = {
+    "batch_norm_param": ("eps", "moving_average_fraction"), "relu_param": ("negative_slope",),
+    "elu_param": ("alpha",), "lrn_param": ("alpha", "beta", "k"), "dropout_param": ("dropout_ratio",),
+    "eltwise_param": ("coeff",), "upsample_param": ("scale", "scale_h", "scale_w"),
+    "power_param": ("power", "scale", "shift"), "clip_param": ("min", "max"),
 }
 _MAXIMA = {"num_output": MAX_CHANNELS, "group": MAX_CHANNELS}
 
@@ -79,6 +87,18 @@ def _check_ints(msg: dict, path: str, name: str, kind: str) -> None:
                                          f"{low}..{high}, got {v}")
 
 
+def _check_floats(msg: dict, path: str, name: str, kind: str) -> None:
+    for block, fields in _FLOAT_FIELDS.items():
+        for p in msg.get(block) or []:
+            if not isinstance(p, dict):
+                raise ModelError(f"{path}: layer {name!r} ({kind}): {block} must be a {{ ... }} block")
+            for key in fields:
+                for v in p.get(key) or []:
+                    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                        raise ModelError(f"{path}: layer {name!r} ({kind}): {block}.{key} must be a finite "
+                                         f"number, got {v!r}")
+
+
 def _check_dims(values, path: str, where: str) -> None:
     for d in values:
         if isinstance(d, bool) or not isinstance(d, int) or d < 1:
@@ -106,6 +126,7 @@ def check_net(net: dict, path: str) -> None:
         if "TRAIN" in phases or 0 in phases:
             continue
         _check_ints(msg, path, name, kind)
+        _check_floats(msg, path, name, kind)
         for p in msg.get("input_param") or []:
             for s in (p.get("shape") or []) if isinstance(p, dict) else []:
                 if isinstance(s, dict):

@@ -67,8 +67,10 @@ def read_onnx(path: str):
     from ..safeio import ONNX_LIMIT, read_bytes
 
     data = read_bytes(path, "model", limit=ONNX_LIMIT)
+    model = onnx.ModelProto()
     try:
-        model = onnx.load_model_from_string(data)
+        model.ParseFromString(data)  # a bytearray is parsed in place (onnx.load_model_from_string wants bytes)
+        del data
     except RecursionError:
         raise ModelError(f"{path}: not a valid ONNX model (messages nest too deeply)") from None
     except Exception as e:  # protobuf DecodeError and friends

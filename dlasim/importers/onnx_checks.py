@@ -122,9 +122,11 @@ def _tensors(g, path: str) -> None:
         if t.data_location == 1 or t.data_type not in _ITEMSIZE:
             continue
         n, size = math.prod(t.dims), _ITEMSIZE[t.data_type]
-        if t.HasField("raw_data") and size and len(t.raw_data) != n * size:
-            raise _err(path, f"initializer {t.name!r}: raw_data holds {len(t.raw_data)} bytes, its shape "
-                             f"{list(t.dims)} needs {n * size}")
+        if t.HasField("raw_data") and size:
+            held = len(t.raw_data)  # a transient copy of one tensor's bytes (protobuf has no cheaper length)
+            if held != n * size:
+                raise _err(path, f"initializer {t.name!r}: raw_data holds {held} bytes, its shape "
+                                 f"{list(t.dims)} needs {n * size}")
         typed = max(len(t.float_data), len(t.int32_data), len(t.int64_data), len(t.double_data),
                     len(t.uint64_data), len(t.string_data))
         if not t.HasField("raw_data") and typed and typed < n:
@@ -175,6 +177,14 @@ def _convs(g, path: str) -> None:
 
 
 # ---- the reference checker -------------------------------------------------------------------------
+_BIG = 1 << 20   # initializers above this many bytes reach the checker as typed inputs (no data copied)
+
+
+def _nbytes(t) -> int:
+    """Bytes of an initializer by its shape (ByteSize() would serialize it)."""
+    return math.prod(t.dims) * (_ITEMSIZE.get(t.data_type) or 8)
+
+
 def _checker(model, path: str) -> None:
     import onnx
     from onnx import checker
@@ -182,7 +192,8 @@ def _checker(model, path: str) -> None:
     declared = {o.domain for o in model.opset_import}
     undeclared = {n.domain for n in model.graph.node} - declared - set(_DEFAULT)
     shapeless = any(not o.type.tensor_type.HasField("shape") for o in model.graph.output)
-    if any(t.data_location == 1 for t in model.graph.initializer) or undeclared or shapeless:
+    heavy = any(t.data_location == 1 or _nbytes(t) > _BIG for t in model.graph.initializer)
+    if heavy or undeclared or shapeless:
         model = _checkable_copy(model, undeclared)
         if not model.graph.output:
             return      # no output of known rank: the checker would stop at that, not at real faults
@@ -195,23 +206,35 @@ def _checker(model, path: str) -> None:
 
 
 def _checkable_copy(model, undeclared: set[str]):
-    """A copy with external initializers as typed inputs (no file is touched) and undeclared custom domains
-    declared at version 1 (the importer treats their nodes as unknown ops)."""
+    """A copy without weight data: external and large initializers become typed graph inputs (no file is
+    touched, no weight copied; their data lengths are checked in _tensors), and undeclared custom domains
+    are declared at version 1 (the importer treats their nodes as unknown ops)."""
     import onnx
     from onnx import helper
 
+    src = model.graph
     m = onnx.ModelProto()
-    m.CopyFrom(model)
+    for f in ("ir_version", "producer_name", "producer_version", "domain", "model_version"):
+        setattr(m, f, getattr(model, f))
+    m.opset_import.extend(model.opset_import)
+    m.functions.extend(model.functions)
     for domain in sorted(undeclared):
         m.opset_import.append(helper.make_opsetid(domain, 1))
-    external = [t for t in m.graph.initializer if t.data_location == 1]
-    keep = [t for t in m.graph.initializer if t.data_location != 1]
-    names = {i.name for i in m.graph.input}
-    del m.graph.initializer[:]
-    m.graph.initializer.extend(keep)
-    m.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-                         for t in external if t.name not in names)
-    if any(not o.type.tensor_type.HasField("shape") for o in m.graph.output):
+    g = m.graph
+    g.name = src.name
+    g.node.extend(src.node)
+    g.input.extend(src.input)
+    g.output.extend(src.output)
+    g.value_info.extend(src.value_info)
+    g.sparse_initializer.extend(src.sparse_initializer)
+    names = {i.name for i in src.input}
+    for t in src.initializer:
+        if t.data_location == 1 or _nbytes(t) > _BIG:
+            if t.name not in names:
+                g.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+        else:
+            g.initializer.append(t)
+    if any(not o.type.tensor_type.HasField("shape") for o in g.output):
         # IR.md lets a graph output omit its shape; the checker wants one: take what inference gives and
         # leave out outputs of unknown rank (their producers are still checked)
         try:

@@ -27,9 +27,6 @@ def check_dla_support(plan) -> None:
     dla = plan.platform.dla
     if dla is None:
         raise BuildError(f"{plan.platform.name} has no DLA; use device='gpu' (--device gpu)")
-    if plan.dla_core >= dla.cores:
-        raise BuildError(f"dla_core={plan.dla_core} (--useDLACore): {plan.platform.name} has {dla.cores} DLA core(s), "
-                         f"numbered from 0")
     prec = "fp16" if plan.precision == "fp32" else ("int8" if plan.precision == "best" else plan.precision)
     g, batch = plan.graph, plan.batch
     supported = frozenset(dla.support.ops)      # built once per build: a set lookup per layer, not a list scan
