@@ -26,6 +26,9 @@ Sources (reference/gpu_tensorrt.md):
   and a GEMV on top of its weight stream; the class floors stay the shortest kernels. Fitted on Xavier's GoogLeNet rows, where one efficiency
   alone under-predicts the small convs and over-predicts the large ones.
 - s5.1: per-kernel launch overhead (CUDA graphs, as trtexec runs).
+- s5.2 fusions that make two layers one kernel (passes/fuse.py pair_kernels): INT8 depthwise + pointwise
+  (DepSep, CC >= 7.2) and INT8 conv + pooling (ConvActPool): the first layer's output stays on chip (no
+  DRAM bytes on either side) and the second pays no launch and no floor.
 - s2.1 / s2.3: 2:4 sparsity only for constant conv/FC weights, C % 4 == 0, not grouped, FP16/INT8, on
   GPUs with sparse tensor cores; sparse kernels use large tiles; TensorRT times both and keeps the faster.
 """
