@@ -1,4 +1,4 @@
-"""How fast is one in-process estimate (the NAS inner loop of DESIGN.md, user 2)?
+"""How fast is one in-process estimate (the NAS inner loop of docs/DESIGN.md, user 2)?
 
     python benchmarks/bench_estimate.py [--repeat N] [--no-profile]
 

@@ -426,7 +426,14 @@ def advise_batch(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
             for m in (2, 4)]
 
 
-ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_gpu, advise_channels, advise_int8_weights, advise_batch)
+def advise_qdq(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
+    """Q/DQ pairs that became copies: quantize residual Add and average-pool inputs (advice_qdq.py)."""
+    from .advice_qdq import advise_qdq as advise
+    return advise(cfg, est, found)
+
+
+ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_gpu, advise_channels, advise_int8_weights, advise_qdq,
+            advise_batch)
 
 
 # ---- evaluation: re-estimate each change, keep the ones that pay -----------------------------------------

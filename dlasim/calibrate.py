@@ -37,7 +37,13 @@ from .hardware import Copies, Dla, Gpu, Memory, Platform, hardware
 BLOCKS = {"dla": Dla, "gpu": Gpu, "copies": Copies, "memory": Memory}
 # Optional fields whose unset value falls back to another field in the cost model (hardware.py, cost/)
 FALLBACK_PRIOR = {"dla.mac_efficiency_fp16": "dla.mac_efficiency",
-                  "copies.dla_copy_efficiency": "copies.reformat_efficiency"}
+                  "copies.dla_copy_efficiency": "copies.reformat_efficiency",
+                  "gpu.conv1x1_efficiency": "gpu.memory_efficiency", "gpu.conv1x1_floor_s": "gpu.kernel_floor_s",
+                  "gpu.gemm_floor_s": "gpu.kernel_floor_s",
+                  "gpu.gemv_efficiency": "gpu.memory_efficiency", "gpu.gemv_floor_s": "gpu.kernel_floor_s",
+                  "gpu.depthwise_efficiency": "gpu.memory_efficiency",
+                  "gpu.depthwise_floor_s": "gpu.memory_kernel_floor_s",
+                  "gpu.reduce_efficiency": "gpu.memory_efficiency", "gpu.reduce_floor_s": "gpu.memory_kernel_floor_s"}
 EFF_BOUNDS = (0.02, 1.0)
 TIME_BOUNDS = (1e-8, 1e-3)          # 0 is not reachable in log space; 10 ns is zero for every step
 SIGMA_MAX = 1.0                     # 1-sigma band beyond a factor e (log space): not constrained
@@ -114,6 +120,8 @@ def bounds_of(name: str) -> tuple[float, float]:
                     hi = min(hi, float(v))
     if "efficiency" in key:
         dlo, dhi = EFF_BOUNDS
+    elif key.endswith("_bytes_per_s"):          # a bandwidth, not a time
+        dlo, dhi = 1e9, 1e14
     elif key.endswith("_s"):
         dlo, dhi = TIME_BOUNDS
     elif key == "sparse_k_half":
@@ -216,6 +224,16 @@ def _jacobian(fun, x, h=1e-2) -> np.ndarray:
     return J
 
 
+def _least_squares():
+    """scipy's bounded least squares: an optional dependency (the `fit` extra), needed by fitting alone."""
+    try:
+        from scipy.optimize import least_squares
+    except ImportError:
+        raise DlasimError("calibrate: fitting needs scipy, which is not installed "
+                          "(pip install 'dlasim[fit]')") from None
+    return least_squares
+
+
 def fit(observations: list[Observation], platform: Platform, params: list[str], loss: str = "soft_l1",
         f_scale: float = F_SCALE, data: list[str] | None = None, max_nfev: int = 400) -> dict:
     """Fit `params` so that the observations' predictions match their measurements.
@@ -225,7 +243,7 @@ def fit(observations: list[Observation], platform: Platform, params: list[str], 
     at_bound, reason}), "residual_rms_log", "band_pct", "n", "data", "unconstrained", "excluded",
     "platform" (the fitted Platform object; not JSON)}.
     """
-    from scipy.optimize import least_squares
+    least_squares = _least_squares()
     params = list(dict.fromkeys(params))
     if not params:
         raise DlasimError("calibrate: no parameters to fit")
@@ -486,8 +504,9 @@ def calibrate_cli(args) -> dict:
     """`dlasim calibrate --hw H --model M --profile P [...] -o OUT.toml`: fit, write OUT, return the result."""
     import dlasim
     from .trtexec import join_layer_info, parse_layer_info
-    from .measured import load_profile
+    from .measured import load_profile, require_match
     plat = hardware(args.hw)
+    warnings: list[str] = []
     models, profiles = list(args.model), list(args.profile)
     if len(models) == 1:
         models = models * len(profiles)
@@ -503,6 +522,9 @@ def calibrate_cli(args) -> dict:
         devices.add(device)
         plan = dlasim.build(model, plat, device=device, precision=args.precision or "fp16", batch=args.batch)
         o, groups = row_observations(plan, prof, split_dla=True, dataset=str(prof_path))
+        partial = require_match(groups, len(prof.rows), prof.source, plan.graph.name)
+        if partial:
+            warnings.append(f"{prof_path}: {partial}")
         obs += o
         files.append(str(prof_path))
         reformat_rows |= any(g.kind == "reformat" and g.rows and g.steps and g.measured_ms > 0 for g in groups)
@@ -525,6 +547,8 @@ def calibrate_cli(args) -> dict:
     write_spec(plat.path, args.output, values, {p: src for p in values})
     out = public(result)
     out.update(hardware=plat.label, spec=plat.path, output=str(args.output), source_line=src)
+    if warnings:
+        out["warnings"] = list(out.get("warnings", [])) + warnings
     return out
 
 

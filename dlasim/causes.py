@@ -2,7 +2,7 @@
 
 - `compare(model, hw, vary)` estimates one model under each value of one option (precision, sparsity,
   device, batch, hw) and splits the gap between the naive speedup (peak MAC-rate ratio, 2x for 2:4, b1/b2
-  for batch) and the predicted one into the stable cause codes of DESIGN.md ("Cause vocabulary"), with a
+  for batch) and the predicted one into the stable cause codes of docs/DESIGN.md ("Cause vocabulary"), with a
   per-step diff of the two variants (steps matched by the original layers they cover).
 - `explain(model, hw)` splits one configuration's time into a waterfall from the ideal (all MACs at the
   peak of one DLA core or the GPU) to the prediction, in the same codes.
@@ -23,17 +23,15 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-import networkx as nx
-
 from .advice import COPY_NAME, FIXED_KINDS, Config, Findings, advise, listed, si, speedup_after
 from .cost.geometry import ConvShape, conv_shape
 from .cost.gpu import padded_channels
 from .errors import DlasimError
 from .hardware import Platform, hardware
 from .ir import Graph
-from .report import Estimate, StepRow
+from .report import Estimate, StepRow, throughput_qps
 
-VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw")
+VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw", "model")
 VARIED_ADVICE = {"batch": ("batch",), "precision": ("int8_weights",)}   # advice that would change the varied key
 OUTCOME_CODES = ("fallback", "precision_unsupported", "sparse_too_small", "sparse_ineligible")  # whole steps
 SPARSE_CODES = ("sparse_too_small", "sparse_ineligible")
@@ -120,7 +118,11 @@ class Expectation:
 def ideal_speedup(key: str, a, b, ctx1: Expectation, ctx2: Expectation) -> float:
     """Naive speedup from value a to b: the ratio of the expected MAC rates (peaks; 2x for 2:4), b1/b2 for
     the batch (a time is that of the whole batch)."""
-    return a / b if key == "batch" else ctx2.rate / ctx1.rate
+    if key == "batch":
+        return a / b
+    if key == "model":          # two networks: the ratio of their MACs at the expected rates
+        return ctx2.rate / ctx1.rate * ctx1.graph.macs / max(ctx2.graph.macs, 1)
+    return ctx2.rate / ctx1.rate
 
 
 # ---- one step's time, split into the ideal and the causes -------------------------------------------
@@ -140,12 +142,23 @@ def outcome(row: StepRow, ctx: Expectation) -> str | None:
 
 
 def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
-    """A step's time (ms) as {"ideal": ..., cause code: ...}; the values sum to row.time_ms.
+    """A step's time (ms) as {"ideal": ..., cause code: ..., "other": ...}, each from its own mechanism.
 
-    Layer steps: time = max(compute, memory, floor) + overhead (cost/__init__.finish). The compute part is
-    the ideal plus losses (DLA padding_s: channel padding, dla.md s1.2; weight_stall_s: CBUF refetch; GPU tile/wave/K efficiencies,
-    gpu_tensorrt.md s5.3); memory beyond compute is CBUF refetch (refetch_s, dla.md s1.5) then memory_bound;
-    floor and overhead are overhead. The remainder (kernel efficiency) is compute_bound.
+    Layer steps: time = max(compute, memory, floor) + overhead (cost/__init__.finish), and each term is split
+    by the cost record's own parts:
+    - ideal: the step's MACs at the expected rate; sparse_* the 2:4 rate not obtained (dense at the expected
+      precision minus the ideal); precision_unsupported the dense ideal at the precision the step runs minus
+      the one expected (peaks, dla.md s1.2, gpu_tensorrt.md s1.1);
+    - compute above the run ideal: DLA padding_s (channel padding, dla.md s1.2), weight_stall_s (CBUF refetch,
+      s1.5), rate_loss_s (MAC efficiency, depthwise/SDP rates); GPU tile, wave and K efficiencies, channel
+      alignment and the kernel rate (rate_eff) as factors of compute / ideal (gpu_tensorrt.md s5.3), split in
+      proportion to their logarithms;
+    - memory above compute: refetch_s (cbuf_refetch), float_io_s (the FP16/FP32 output and residual bytes of
+      an INT8 layer no Q follows, precision_unsupported, passes/qdq.py), the rest of the DRAM time
+      memory_bound; floor and overhead: overhead, and so is a GPU kernel's fixed ramp/tail (ramp_s inside
+      compute, stream_ramp_s inside a GEMV's memory time; cost/gpu.py tensor_latency_s).
+    "other" is what these parts leave unexplained (time minus their sum): not forced to zero, so a cost
+    term the split does not know shows up there (tests check it stays small).
     """
     t = row.time_ms
     if row.kind != "layer":
@@ -156,40 +169,55 @@ def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
     p = row.parts
     out = {"ideal": ideal}
     state = p.get("sparse", "off")
-    if ctx.sparse and row.macs and state != "used":
-        out["sparse_too_small" if state == "too_small" else "sparse_ineligible"] = ideal
-    dense_run = p["ideal_s"] * 1e3 if "ideal_s" in p else row.macs / ctx.peak * 1e3
-    run = dense_run / 2 if state == "used" else dense_run
+    used = state == "used"
+    dense_exp = row.macs / ctx.peak * 1e3                  # dense, at the expected precision's peak
+    if ctx.sparse and row.macs and not used:
+        out["sparse_too_small" if state == "too_small" else "sparse_ineligible"] = dense_exp - ideal
+    dense_run = p["ideal_s"] * 1e3 if "ideal_s" in p else dense_exp
     if row.precision != ctx.precision and row.macs:
-        out["precision_unsupported"] = run - sum(out.values())
-    out.update(_compute_losses(row, ctx, run))
+        out["precision_unsupported"] = (dense_run - dense_exp) / (2 if used else 1)
+    run = dense_run / 2 if used else dense_run
+    for code, ms in _compute_losses(row, ctx, run).items():
+        out[code] = out.get(code, 0.0) + ms
     excess = max(0.0, row.memory_ms - row.compute_ms)
     refetch = min(p.get("refetch_s", 0.0) * 1e3, excess)
+    wide = min(p.get("float_io_s", 0.0) * 1e3, excess - refetch)
     out["cbuf_refetch"] = out.get("cbuf_refetch", 0.0) + refetch
-    out["memory_bound"] = excess - refetch
-    out["overhead"] = row.overhead_ms + p.get("floor_s", 0.0) * 1e3
-    out["compute_bound"] += t - sum(out.values())          # rounding and unnamed parts: exact sum
+    if wide:
+        out["precision_unsupported"] = out.get("precision_unsupported", 0.0) + wide
+    stream_ramp = min(p.get("stream_ramp_s", 0.0) * 1e3, excess - refetch - wide)   # a GEMV's ramp (cost/gpu.py)
+    out["memory_bound"] = excess - refetch - wide - stream_ramp
+    out["overhead"] = out.get("overhead", 0.0) + row.overhead_ms + p.get("floor_s", 0.0) * 1e3 + stream_ramp
+    out["other"] = t - sum(out.values())
     return out
 
 
 def _compute_losses(row: StepRow, ctx: Expectation, run: float) -> dict[str, float]:
-    """compute_ms - ideal at the run precision, split: DLA padding_s; GPU tile/wave/channel factors by log."""
+    """compute_ms - ideal at the run precision, by mechanism. DLA: padding_s, weight_stall_s, rate_loss_s.
+    GPU implicit GEMM: compute / run = channel alignment / k_eff x 1 / tile_eff x 1 / wave_eff x 1 / rate_eff;
+    each factor takes its share of the loss by its logarithm (the shares of log(compute / run), which is
+    what they sum to only when the factors are the whole cost model). Other steps (no tiles): the whole
+    compute above the run ideal is the kernel's rate below the peak, compute_bound."""
     loss = row.compute_ms - run
     p = row.parts
     if row.device == "dla":
-        pad = p.get("padding_s", 0.0) * 1e3
-        stall = p.get("weight_stall_s", 0.0) * 1e3          # weight fetches the MAC array waits for
-        return {"channel_padding": pad, "cbuf_refetch": stall, "compute_bound": loss - pad - stall}
+        if "rate_loss_s" not in p:
+            return {"compute_bound": loss}
+        return {"channel_padding": p.get("padding_s", 0.0) * 1e3, "cbuf_refetch": p.get("weight_stall_s", 0.0) * 1e3,
+                "compute_bound": p["rate_loss_s"] * 1e3}
     pre = "sparse_" if p.get("sparse") == "used" else ""
-    if pre + "tile_eff" not in p or loss <= 0 or run <= 0:
+    if pre + "tile_eff" not in p or pre + "rate_eff" not in p or run <= 0 or row.compute_ms <= 0:
         return {"compute_bound": loss}
+    ramp = p.get("ramp_s", 0.0) * 1e3          # the kernel's fixed ramp/tail inside compute: overhead
+    body = row.compute_ms - ramp
     factors = {"channel_padding": _channel_align(row, ctx) / p.get(pre + "k_eff", 1.0),
-               "tile_quantization": 1.0 / p[pre + "tile_eff"], "wave_quantization": 1.0 / p[pre + "wave_eff"]}
-    logs = {k: math.log(f) for k, f in factors.items() if f > 1.0 + 1e-12}
-    total = math.log(row.compute_ms / run)
-    scale = loss / max(total, sum(logs.values()), 1e-12)
-    out = {k: v * scale for k, v in logs.items()}
-    out["compute_bound"] = loss - sum(out.values())
+               "tile_quantization": 1.0 / p[pre + "tile_eff"], "wave_quantization": 1.0 / p[pre + "wave_eff"],
+               "compute_bound": 1.0 / p[pre + "rate_eff"]}
+    total = math.log(body / run)
+    out = {"overhead": ramp} if ramp else {}
+    if abs(total) < 1e-12:
+        return out
+    out.update({k: (body - run) * math.log(f) / total for k, f in factors.items() if abs(f - 1.0) > 1e-12})
     return out
 
 
@@ -233,10 +261,22 @@ def match_steps(a: list[StepRow], b: list[StepRow]) -> list[tuple[list[StepRow],
     connected components of steps linked through their keys (the variants may fuse differently), in the
     order of their first step."""
     rows = [(0, r) for r in a] + [(1, r) for r in b]
-    links = nx.Graph()
-    links.add_nodes_from(range(len(rows)))
-    links.add_edges_from((i, k) for i, (_, r) in enumerate(rows) for k in _keys(r))
-    parts = sorted(sorted(i for i in c if isinstance(i, int)) for c in nx.connected_components(links))
+    parent = list(range(len(rows)))                   # union-find over row indices
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}                         # key -> first row holding it
+    for i, (_, r) in enumerate(rows):
+        for k in _keys(r):
+            parent[find(i)] = find(first.setdefault(k, i))
+    parts: dict[int, list[int]] = {}
+    for i in range(len(rows)):
+        parts.setdefault(find(i), []).append(i)
+    parts = sorted(parts.values())                      # each part ascending; parts by their first row
     return [tuple([rows[i][1] for i in part if rows[i][0] == side] for side in (0, 1)) for part in parts]
 
 
@@ -260,7 +300,7 @@ def gap_by_cause(groups, ctx1: Expectation, ctx2: Expectation, ideal: float) -> 
         for rows, ctx, w in ((rows2, ctx2, 1.0), (rows1, ctx1, -1.0 / ideal)):
             for r in rows:
                 for code, ms in step_parts(r, ctx).items():
-                    code = "compute_bound" if code == "ideal" else code
+                    code = "other" if code == "ideal" else code       # the ideals differ only by rounding
                     gap[code] = gap.get(code, 0.0) + w * ms
     return gap
 
@@ -297,15 +337,32 @@ def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3) -> s
     if code in ("fallback", "precision_unsupported") + SPARSE_CODES:
         why = Counter(r.parts.get("sparse_reason", "") if code in SPARSE_CODES else r.reason for r in hits)
         text += " (" + "; ".join(f"{w} ({k})" for w, k in why.most_common(3) if w) + ")"
-    return text
+    return text + (_wide_io(rows, ctx, n) if code == "precision_unsupported" else "")
+
+
+def _wide_io(rows: list[StepRow], ctx: Expectation, n: int = 3) -> str:
+    """INT8 layers that write (and read their fused residual in) FP16/FP32 because no Q follows them
+    (passes/qdq.py rule 3): their extra DRAM time, the part of precision_unsupported they carry."""
+    hits = [(step_parts(r, ctx).get("precision_unsupported", 0.0), r) for r in rows
+            if r.kind == "layer" and r.parts.get("float_io_s") and outcome(r, ctx) is None]
+    hits = sorted([h for h in hits if h[0] > 1e-9], key=lambda h: -h[0])
+    if not hits:
+        return ""
+    ms = sum(h[0] for h in hits)
+    why = "; ".join(f"{w} ({k})" for w, k in Counter(r.reason for _, r in hits).most_common(2))
+    return (f"; {len(hits)} INT8 layer(s) write wider outputs / read wider residuals ({why}): {ms:.3f} ms of "
+            f"DRAM time, e.g. {listed([r.layers[0] if r.layers else r.name for _, r in hits], n)}")
 
 
 def amounts(rows: list[StepRow], ctx: Expectation) -> dict[str, float]:
     """Per code, what a reader expects to see: the time of the steps a whole-step cause covers (fallback,
     sparse, precision), otherwise the summed part (copies, launches, losses)."""
     out = totals_by_cause(rows, ctx)
+    wide = sum(step_parts(r, ctx).get("precision_unsupported", 0.0) for r in rows
+               if r.kind == "layer" and r.parts.get("float_io_s") and outcome(r, ctx) is None)
     for code in OUTCOME_CODES:
         out[code] = sum(r.time_ms for r in rows if outcome(r, ctx) == code)
+    out["precision_unsupported"] += wide
     return out
 
 
@@ -313,12 +370,14 @@ def _cause(code: str, ms: float, gap: float, text: str) -> dict:
     return {"code": code, "ms": ms, "share": ms / gap if abs(gap) > 1e-12 else 0.0, "text": text}
 
 
-def _ranked(causes: list[dict], gap: float, minor: float) -> list[dict]:
-    """Largest first; entries under `minor` x |gap| fold into one "other" entry (last) so the list still sums."""
+def _ranked(causes: list[dict], gap: float, minor: float, unexplained: float = 0.0) -> list[dict]:
+    """Largest first; entries under `minor` x |gap| and the unexplained rest (the "other" entry given)
+    fold into one "other" entry (last) so the list still sums."""
     keep = [c for c in causes if abs(c["ms"]) >= minor * abs(gap) and abs(c["ms"]) > 1e-9 and c["code"] != "other"]
     rest = sum(c["ms"] for c in causes) - sum(c["ms"] for c in keep)
     if abs(rest) > 1e-9:
-        keep.append(_cause("other", rest, gap, f"smaller causes and the ideal-rate rest together: {rest:.4f} ms"))
+        keep.append(_cause("other", rest, gap, f"smaller causes together {rest - unexplained:.4f} ms, left "
+                                               f"unexplained by the mechanisms {unexplained:.4f} ms"))
     return sorted(keep, key=lambda c: (c["code"] == "other", -c["ms"]))
 
 
@@ -332,6 +391,8 @@ def findings(ctx: Expectation, est: Estimate, codes: list[str]) -> Findings:
 
 
 def _label(key: str, v) -> str:
+    if key == "model":
+        return str(v).removeprefix("zoo:") if isinstance(v, str) else getattr(v, "name", str(v))
     return f"batch {v}" if key == "batch" else str(v)
 
 
@@ -352,13 +413,14 @@ class CompareResult:
     diff: list[dict]
     advice: list[dict]
     speedups: list[float] = field(default_factory=list)
+    unexplained_ms: float = 0.0       # what the causes' own mechanisms leave of the gap
 
     def to_dict(self) -> dict:
         return {"vary": self.key,
                 "variants": [{**e.to_dict(), "label": lab, "total_ms": e.total_ms}
                              for lab, e in zip(self.labels, self.variants)],
                 "speedup": self.speedup, "ideal_speedup": self.ideal_speedup, "speedups": self.speedups,
-                "gap_ms": self.gap_ms, "causes": self.causes, "diff": self.diff, "advice": self.advice}
+                "gap_ms": self.gap_ms, "unexplained_ms": self.unexplained_ms, "causes": self.causes, "diff": self.diff, "advice": self.advice}
 
     @property
     def gap_ms(self) -> float:
@@ -371,7 +433,7 @@ class CompareResult:
                  f"  vary {self.key}"]
         for lab, e in zip(self.labels, self.variants):
             kinds = ", ".join(f"{k} {v:.3f}" for k, v in e.by_kind().items())
-            lines.append(f"  {lab:<12} {e.total_ms:10.4f} ms   ({kinds})")
+            lines.append(f"  {lab:<12} {e.total_ms:10.4f} ms {throughput_qps(e.batch, e.total_ms):10.1f} qps   ({kinds})")
         a, b = (_shown(self.key, x) for x in self.labels[:2])
         lines.append(f"speedup {a} -> {b}: {self.speedup:.2f}x   naive expectation {self.ideal_speedup:.2f}x   "
                      f"{b} is {abs(self.gap_ms):.3f} ms {'slower' if self.gap_ms >= 0 else 'faster'} than expected")
@@ -448,6 +510,7 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
         raise DlasimError(f"compare: give at least two values for {key}")
     base = Config.load(model, hw, opts)
     cfgs = [replace(base, hw=hardware(v)) if key == "hw" else
+            Config.load(v, hw, opts) if key == "model" else
             replace(base, opts={**base.opts, key: int(v) if key == "batch" else v}) for v in values]
     labels = [_label(key, v) for v in values]
     ests = [c.estimate(label=lab) for c, lab in zip(cfgs, labels)]
@@ -462,12 +525,13 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
     causes = [_cause(code, ms, total_gap, _compare_text(code, ms, am1.get(code, 0.0), am2.get(code, 0.0), shown,
                                                         e2.total_ms, _examples(e2.steps, ctx2, code), ideal))
               for code, ms in gap.items()]
-    causes = _ranked(causes, total_gap, 0.005)
+    unexplained = gap.get("other", 0.0)
+    causes = _ranked(causes, total_gap, 0.005, unexplained)
     codes = [c["code"] for c in causes]
     advised = advise(cfgs[1], e2, findings(ctx2, e2, codes), skip=VARIED_ADVICE.get(key, ()))
     advice = speedup_after(advised, cfgs[0], e1, findings(ctx1, e1, codes), ideal)
     return CompareResult(key, labels, ests, e1.total_ms / e2.total_ms, ideal, causes, step_diff(groups), advice,
-                         [e1.total_ms / e.total_ms for e in ests])
+                         [e1.total_ms / e.total_ms for e in ests], unexplained)
 
 
 # ---- explain ----------------------------------------------------------------------------------------
@@ -481,6 +545,7 @@ class ExplainResult:
     causes: list[dict]
     advice: list[dict]
     sparse_gains: list[dict] = field(default_factory=list)
+    unexplained_ms: float = 0.0       # what the causes' own mechanisms leave of the gap (step_parts "other")
 
     @property
     def total_ms(self) -> float:
@@ -490,14 +555,16 @@ class ExplainResult:
         e = self.estimate
         return {"model": e.model, "hardware": e.hardware, "device": e.device, "precision": e.precision,
                 "batch": e.batch, "sparsity": e.sparsity, "total_ms": e.total_ms, "ideal_ms": self.ideal_ms,
-                "ideal_basis": self.ideal_basis, "gap_ms": e.total_ms - self.ideal_ms, "causes": self.causes,
+                "ideal_basis": self.ideal_basis, "gap_ms": e.total_ms - self.ideal_ms,
+                "unexplained_ms": self.unexplained_ms, "causes": self.causes,
                 "sparse_gains": self.sparse_gains, "advice": self.advice, "estimate": e.to_dict()}
 
     def render(self, top: int = 8) -> str:
         e = self.estimate
         lines = [f"{e.model} on {e.hardware}  device={e.device} precision={e.precision} batch={e.batch}"
                  + (f" sparsity={e.sparsity}" if e.sparsity != "disable" else ""),
-                 f"predicted {e.total_ms:.4f} ms   ideal {self.ideal_ms:.4f} ms ({self.ideal_basis})",
+                 f"predicted {e.total_ms:.4f} ms ({throughput_qps(e.batch, e.total_ms):.1f} qps)   ideal "
+                 f"{self.ideal_ms:.4f} ms ({self.ideal_basis})",
                  f"DLA subgraphs: {e.dla_subgraphs}   transitions: {e.transitions}   GPU fallback layers: "
                  f"{len(e.fallback)}",
                  "where the time above ideal goes:"]
@@ -533,18 +600,20 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
     ctx = Expectation.of(cfg)
     ideal = ctx.ideal_ms(e.macs)
     parts = totals_by_cause(e.steps, ctx)
-    parts["other"] = parts.pop("ideal", 0.0) - ideal
+    unexplained = parts.pop("other", 0.0) + parts.pop("ideal", 0.0) - ideal
+    parts["other"] = unexplained
     gap = e.total_ms - ideal
     shown = amounts(e.steps, ctx)
     causes = [_cause(code, ms, gap, _explain_text(code, ms, shown.get(code, ms), e.total_ms,
                                                   _examples(e.steps, ctx, code)))
               for code, ms in parts.items()]
-    causes = _ranked(causes, gap, 0.001)
+    causes = _ranked(causes, gap, 0.001, unexplained)
     where = "one DLA core" if ctx.device == "dla" else "the GPU"
     basis = (f"{si(e.macs)} MACs at {si(ctx.rate)} MAC/s, {where}, {ctx.precision.upper()}"
              + (", 2:4 sparse" if ctx.sparse else ""))
     advised = advise(cfg, e, findings(ctx, e, [c["code"] for c in causes]))
-    return ExplainResult(e, ideal, basis, causes, [item for item, _, _ in advised], sparse_gains(e.steps, ctx))
+    return ExplainResult(e, ideal, basis, causes, [item for item, _, _ in advised], sparse_gains(e.steps, ctx),
+                         unexplained)
 
 
 def sparse_gains(rows: list[StepRow], ctx: Expectation) -> list[dict]:

@@ -1,6 +1,6 @@
 """Hardware spec files (hardware_specs/*.toml) -> validated Platform objects.
 
-Rules (DESIGN.md): TOML read with tomllib (duplicate keys rejected), pydantic models with extra="forbid",
+Rules (docs/DESIGN.md): TOML read with tomllib (duplicate keys rejected), pydantic models with extra="forbid",
 SI units in field names, and every number named in the block's `sources` table. A bad file raises
 SpecError with one line naming the file, the field and what was expected.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -16,8 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from .errors import SpecError
+from .resources import spec_dir
 
-SPEC_DIR = Path(__file__).resolve().parent.parent / "hardware_specs"
+try:                                   # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:            # Python 3.10: the same parser, published as tomli
+    import tomli as tomllib
+
+SPEC_DIR = spec_dir()
 Precision = Literal["fp32", "fp16", "int8"]
 
 
@@ -54,6 +59,8 @@ class Memory(_Block):
     dram_bandwidth_bytes_per_s: float = Field(gt=0)
     l2_bytes: int = Field(default=0, ge=0)
     emc_clock_hz: Optional[float] = Field(default=None, gt=0)   # DRAM (EMC) clock of that bandwidth
+    # share of dram_bandwidth_bytes_per_s that all engines running at once draw together (dlasim concurrent)
+    concurrent_efficiency: Optional[float] = Field(default=None, gt=0, le=1)
 
 
 class Copies(_Block):
@@ -122,6 +129,7 @@ class Dla(_Block):
     sparse_int8_conv: bool = False
     sparse_min_channels: int = Field(default=0, ge=0)
     depthwise_macs_per_cycle: Optional[float] = Field(default=None, gt=0)  # depthwise processor; None: MAC array
+    multi_batch_max: Optional[int] = Field(default=None, ge=1)   # images per direct-conv op; None: no limit
     support: DlaSupport
 
     def macs_per_cycle(self, precision: str) -> int:
@@ -160,6 +168,19 @@ class Gpu(_Block):
     memory_kernel_floor_s: float = Field(ge=0)     # shortest time of a memory-bound kernel (pool, pointwise, ...)
     launch_overhead_s: float = Field(ge=0)         # per kernel, between kernels
     fusable_post_ops: list[str]                    # fused into a conv/GEMM epilogue
+    # per kernel class (cost/gpu.py kernel_class); unset: the generic field above serves that class
+    gemm_floor_s: Optional[float] = Field(default=None, ge=0)             # FC/GEMM with >= a tile of rows (else kernel_)
+    conv1x1_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # DRAM share, 1x1 convs (else memory_)
+    conv1x1_floor_s: Optional[float] = Field(default=None, ge=0)          # (else kernel_floor_s)
+    gemv_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, FC weight stream (else memory_)
+    gemv_floor_s: Optional[float] = Field(default=None, ge=0)             # (else kernel_floor_s)
+    depthwise_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # DRAM share (else memory_)
+    depthwise_floor_s: Optional[float] = Field(default=None, ge=0)        # (else memory_kernel_floor_s)
+    reduce_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, global pools (else memory_)
+    reduce_floor_s: Optional[float] = Field(default=None, ge=0)             # (else memory_kernel_floor_s)
+    tensor_latency_s: Optional[float] = Field(default=None, ge=0)         # fixed ramp/tail of a tensor-core or GEMV kernel
+    l2_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)  # activations resident in L2 move at this
+    l2_usable_fraction: Optional[float] = Field(default=None, gt=0, le=1)  # share of memory.l2_bytes a step may use
 
     def fma_per_clk_per_sm(self, precision: str) -> float:
         return getattr(self, f"fma_per_clk_per_sm_{precision}")
@@ -208,6 +229,10 @@ class Platform(_Block):
     mode: Optional[str] = None                     # the power mode applied, if any
     path: str = ""
 
+    def __repr__(self) -> str:          # one line (pydantic's prints every block and source)
+        mode = f":{self.mode}" if self.mode else ""
+        return f"Platform({self.name + mode!r}: {self.description})"
+
     @model_validator(mode="after")
     def _default_mode_exists(self):
         if self.dla is None and self.gpu is None:
@@ -247,11 +272,12 @@ class Platform(_Block):
 def check_dla_core(platform: Platform, core) -> int:
     """`--dla-core N` (trtexec --useDLACore): an integer from 0 to the platform's DLA core count - 1."""
     if isinstance(core, bool) or not isinstance(core, int):
-        raise SpecError(f"--dla-core: expected an integer, got {core!r}")
+        raise SpecError(f"dla_core={core!r} (--dla-core, --useDLACore): expected an integer")
     cores = platform.dla.cores if platform.dla else 0
     if core < 0 or (core >= cores and (cores or core)):
         allowed = f"0..{cores - 1}" if cores > 1 else "0"
-        raise SpecError(f"--dla-core: {platform.name} has {cores} DLA core(s), expected {allowed}, got {core}")
+        raise SpecError(f"dla_core={core} (--dla-core, --useDLACore): {platform.name} has {cores} DLA core(s), "
+                        f"numbered from 0: expected {allowed}, got {core}")
     return core
 
 
@@ -313,7 +339,13 @@ def spec_names() -> list[str]:
 
 
 def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
-    """Load a platform: a built-in name, `name:mode`, or a path to a TOML file (optionally `path:mode`)."""
+    """Load a platform (validated; every number names its source).
+
+    spec: a built-in name ("xavier-agx", "orin-agx", "a100", ...; see spec_names() or `dlasim specs list`),
+          "NAME:MODE" for a power mode ("orin-agx:15w"; default the file's default mode), a path to a spec
+          .toml (optionally "PATH:MODE"), or a Platform (returned as is). Default "xavier-agx".
+    Raises SpecError (one line naming the file, the field and what was expected).
+    """
     if isinstance(spec, Platform):
         return spec
     text = str(spec)
@@ -333,3 +365,13 @@ def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
     plat = _load_file(str(path), path.stat().st_mtime)
     mode = mode or plat.default_power_mode
     return plat.with_mode(mode) if mode else plat
+
+
+def without_tf32(plat: Platform) -> Platform:
+    """The platform as trtexec --noTF32 builds for it: FP32 convolutions and GEMMs use the CUDA cores
+    (cuda_core_fma_per_clk_per_sm) instead of the TF32 tensor cores (fma_per_clk_per_sm_fp32); the FP32 tile
+    shapes are kept. TensorRT's TF32 default and --noTF32: reference/gpu_tensorrt.md (A100 TF32 vs FP32 rates)."""
+    if plat.gpu is None or not plat.gpu.tf32:
+        return plat
+    gpu = plat.gpu.model_copy(update={"fma_per_clk_per_sm_fp32": plat.gpu.cuda_core_fma_per_clk_per_sm})
+    return plat.model_copy(update={"gpu": gpu})

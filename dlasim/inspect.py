@@ -1,4 +1,4 @@
-"""`dlasim inspect`: per layer name, op, output shape, MACs, params; totals (DESIGN.md JSON contract)."""
+"""`dlasim inspect`: per layer name, op, output shape, MACs, params; totals (docs/DESIGN.md JSON contract)."""
 from __future__ import annotations
 
 from .ir import Graph

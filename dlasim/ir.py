@@ -1,6 +1,6 @@
 """Graph IR: tensors with shapes and dtypes, layers with attributes, constant weights by shape.
 
-A Graph keeps its layers in topological order; a networkx view is built on demand. Constant tensors
+A Graph keeps its layers in topological order (producers before consumers). Constant tensors
 (weights, biases) carry a shape and no values: dlasim needs their sizes, not their contents.
 """
 from __future__ import annotations
@@ -91,18 +91,6 @@ class Graph:
 
     def const_inputs(self, layer: Layer) -> list[Tensor]:
         return [self.tensors[t] for t in layer.inputs if t and self.tensors[t].const]
-
-    def to_networkx(self):
-        import networkx as nx
-        g = nx.DiGraph()
-        for layer in self.layers:
-            g.add_node(layer.name, op=layer.op)
-        for layer in self.layers:
-            for t in layer.inputs:
-                p = self.producer(t)
-                if p is not None:
-                    g.add_edge(p.name, layer.name, tensor=t)
-        return g
 
     # ---- checks and shape inference --------------------------------------------------------------
     def validate(self) -> "Graph":
@@ -210,14 +198,15 @@ class Graph:
         g = self.copy()
         for name, shape in shapes.items():
             if name not in g.inputs:
-                raise ModelError(f"--shapes: {name!r} is not an input of {g.name} (inputs: {', '.join(g.inputs)})")
+                raise ModelError(f"shapes (--shapes): {name!r} is not an input of {g.name} "
+                                 f"(inputs: {', '.join(g.inputs)})")
             g.tensors[name].shape = tuple(shape)
         return g.infer_shapes()
 
     def with_batch(self, batch: int) -> "Graph":
         """A copy whose inputs have batch size `batch` (dimension 0)."""
         if batch < 1:
-            raise ModelError(f"--batch must be >= 1, got {batch}")
+            raise ModelError(f"batch={batch!r} (--batch): expected an integer >= 1")
         if all(self.tensors[t].shape and self.tensors[t].shape[0] == batch for t in self.inputs):
             return self
         return self.with_shapes({t: (batch,) + tuple(self.tensors[t].shape[1:]) for t in self.inputs})
@@ -294,6 +283,15 @@ class Graph:
         except json.JSONDecodeError as e:
             raise ModelError(f"{source or 'graph JSON'}: not valid JSON ({e.msg} at line {e.lineno})") from None
 
+    def to_onnx(self, path=None, weights: str = "random", opset: int | None = None):
+        """This graph as an onnx.ModelProto (e.g. to hand to trtexec); also saved to `path` when given.
+
+        weights: "random" (dense, seeded) or "zeros" fill the weights, which dlasim keeps as shapes only.
+        opset: default the lowest that has every op (17, or 18 for Mish). See dlasim/export.py.
+        """
+        from .export import to_onnx
+        return to_onnx(self, path, weights=weights, opset=opset)
+
     def __repr__(self) -> str:
         return f"Graph({self.name!r}, {len(self.layers)} layers, inputs={self.inputs})"
 
@@ -324,7 +322,16 @@ class GraphBuilder:
         return base if n == 0 else f"{base}_{n}"
 
     def shape(self, tensor: str) -> tuple[int, ...]:
-        return self._tensors[tensor].shape
+        return self._tensor(tensor).shape
+
+    def _tensor(self, name: str, layer: str = "") -> Tensor:
+        t = self._tensors.get(name) if isinstance(name, str) else None
+        if t is None:
+            where = f" (input of layer {layer!r})" if layer else ""
+            known = ", ".join(list(self._tensors)[-5:])
+            raise ModelError(f"{self.name}: unknown tensor {name!r}{where}: not an input, constant or layer output "
+                             f"of this builder" + (f" (latest: {known})" if known else ""))
+        return t
 
     def input(self, name: str, shape: Iterable[int], dtype: str = "float32") -> str:
         self._tensors[name] = Tensor(name, tuple(shape), dtype)
@@ -344,10 +351,11 @@ class GraphBuilder:
     def _add(self, op_type: str, inputs: list[str], attrs: dict, name: str | None = None,
              n_outputs: int = 1) -> str | list[str]:
         """op() without copying `inputs` and `attrs`: the layer keeps them (the helpers below make new ones)."""
-        name = self._unique(name or op_type.lower())
+        label = name or op_type.lower()
+        shapes = [self._tensor(t, label).shape for t in inputs if t]
+        name = self._unique(label)
         outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
         layer = Layer(name, op_type, inputs, list(outs), attrs)
-        shapes = [self._tensors[t].shape for t in inputs if t]
         try:
             out_shapes = ops.infer(layer, shapes)
         except KeyError:

@@ -25,7 +25,7 @@ When the un-profiled GPU compute median is known (the trex metadata next to the 
 `gpu_compute_ms` option) the rows are first corrected for the per-layer profiling overhead
 (gpu_tensorrt.md s4.2, trtexec.corrected_rows). The cause of a deviation comes from the predicted
 step(s): their bound and kind (overhead when the measured time is near the floor of its kernel class,
-memory_bound, channel_padding, reformat, transition, ...), in the cause vocabulary of DESIGN.md.
+memory_bound, channel_padding, reformat, transition, ...), in the cause vocabulary of docs/DESIGN.md.
 """
 from __future__ import annotations
 
@@ -522,7 +522,23 @@ def explain_measured(model, hw="xavier-agx", profile_path=None, device: str = "d
     return _assemble(plan, est, profile, rows, groups, how)
 
 
+def matched_rows(groups) -> int:
+    """How many measured rows joined a predicted step."""
+    return len({r for g in groups if g.rows and g.steps for r in g.rows})
+
+
+def require_match(groups, n_rows: int, source: str, model: str) -> str | None:
+    """Stop when no measured row matches the model (the profile is of another network or its names differ);
+    else a warning line when only some do, None when all do."""
+    k = matched_rows(groups)
+    if n_rows and k == 0:
+        raise DlasimError(f"{source}: none of its {n_rows} measured rows matches a layer of {model}: the layer "
+                          f"names differ; use the model the engine was built from")
+    return f"{k} of {n_rows} measured rows match a predicted step" if k < n_rows else None
+
+
 def _assemble(plan, est, profile, rows, groups, how) -> MeasuredExplain:
+    partial = require_match(groups, len(rows), profile.source, est.model)
     out_rows, by_code = [], {}
     total_meas = sum(r.time_ms for r in rows)
     matched = 0.0
@@ -562,7 +578,7 @@ def _assemble(plan, est, profile, rows, groups, how) -> MeasuredExplain:
         causes.append({"code": code, "ms": c["ms"], "share": abs(c["ms"]) / total_meas if total_meas else 0.0,
                        "text": text})
     causes.sort(key=lambda c: -abs(c["ms"]))
-    warnings = list(profile.warnings)
+    warnings = list(profile.warnings) + ([partial] if partial else [])
     unmatched_pred = [g for g in groups if not g.rows and est.steps[g.steps[0]].time_ms > 0]
     if unmatched_pred:
         warnings.append(f"{len(unmatched_pred)} predicted step(s) have no measured row "

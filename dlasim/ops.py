@@ -26,7 +26,8 @@ NORMS = frozenset({"BatchNormalization", "Scale", "InstanceNormalization", "Grou
 SHAPE_ONLY = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Transpose"})
 CONVS = frozenset({"Conv", "ConvTranspose"})
 MATMULS = frozenset({"Gemm", "MatMul"})
-SAME_SHAPE = ACTIVATIONS | NORMS | frozenset({"Identity", "Dropout", "Softmax", "LogSoftmax", "Cast"})
+QDQ = frozenset({"QuantizeLinear", "DequantizeLinear"})   # explicit quantization: same shape, new dtype
+SAME_SHAPE = ACTIVATIONS | NORMS | QDQ | frozenset({"Identity", "Dropout", "Softmax", "LogSoftmax", "Cast"})
 
 
 def _pair(v, default: int) -> tuple[int, int]:

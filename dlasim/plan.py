@@ -31,6 +31,9 @@ class Step:
     # pass (ops.conv_params) and read by the DLA rules and the cost model. A Step lives for one build over an
     # unchanging graph, so this never goes stale; it describes members[0] only (fusion appends members).
     conv: tuple | None = field(default=None, repr=False, compare=False)
+    # the precision the step writes its outputs (and reads a fused residual) in, when it differs from
+    # `precision`: an INT8 convolution that no Q follows writes FP16 (passes/qdq.py rule 3); "" = precision
+    out_precision: str = ""
 
     @property
     def layers(self) -> list[str]:

@@ -1,6 +1,6 @@
 """Estimate results: one row per step, totals, fallback list; JSON/CSV/table renderers.
 
-The JSON shape is the contract in DESIGN.md ("estimate prints one object"). Results hold only plain
+The JSON shape is the contract in docs/DESIGN.md ("estimate prints one object"). Results hold only plain
 data (no graph or platform objects), so they pickle and compare cheaply.
 """
 from __future__ import annotations
@@ -82,9 +82,23 @@ class Estimate:
         steps = [_row_dict(s, parts) for s in self.steps]
         return {"model": self.model, "hardware": self.hardware, "device": self.device,
                 "precision": self.precision, "batch": self.batch, "sparsity": self.sparsity,
-                "total_ms": self.total_ms, "macs": self.macs, "steps": steps, "fallback": self.fallback,
+                "total_ms": self.total_ms, "throughput_qps": throughput_qps(self.batch, self.total_ms),
+                "macs": self.macs, "steps": steps, "fallback": self.fallback,
                 "dla_subgraphs": self.dla_subgraphs, "transitions": self.transitions,
                 "warnings": self.warnings, "label": self.label}
+
+    @property
+    def ok(self) -> bool:
+        """True: an estimate_many slot holding a result (a failed slot holds a batch.Failed, ok False)."""
+        return True
+
+    def __repr__(self) -> str:          # one line (the generated one printed every step: 44 KB for ResNet-50)
+        from .notebook import summary
+        return summary(self)
+
+    def _repr_html_(self) -> str:       # Jupyter: the step table
+        from .notebook import step_table_html
+        return step_table_html(self)
 
     def by_kind(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -120,24 +134,69 @@ def _si(n: float) -> str:
     return f"{n:.0f}"
 
 
-def estimate_table(e: Estimate, width: int = 56) -> str:
+def throughput_qps(batch: int, total_ms: float) -> float:
+    """Inferences (samples) per second when one batch runs at a time: batch / latency. trtexec's "Throughput"
+    line counts the same with one stream and no overlap between inferences."""
+    return batch * 1e3 / total_ms if total_ms > 0 else 0.0
+
+
+def fallback_groups(fallback: list[dict]) -> list[tuple[str, list[dict]]]:
+    """Fallback layers grouped by reason, the largest group first (ties: first seen first)."""
+    groups: dict[str, list[dict]] = {}
+    for f in fallback:
+        groups.setdefault(f["reason"], []).append(f)
+    return sorted(groups.items(), key=lambda kv: -len(kv[1]))
+
+
+def _names(items: list[dict], room: int) -> str:
+    """As many layer names as fit in `room` columns, then ', ... N more'."""
+    out = ""
+    for i, f in enumerate(items):
+        piece = ", " + f["name"] if out else _short(f["name"], room)
+        rest = len(items) - i - 1
+        if out and len(out) + len(piece) + (len(f", ... {rest} more") if rest else 0) > room:
+            return out + f", ... {len(items) - i} more"
+        out += piece
+    return out
+
+
+def fallback_lines(fallback: list[dict], width: int = 100, groups: int = 8) -> list[str]:
+    """The GPU fallback list grouped by reason, with counts, the ops and example names, within `width`."""
+    import textwrap
+    lines = []
+    grouped = fallback_groups(fallback)
+    for reason, items in grouped[:groups]:
+        ops = ", ".join(sorted({f["op"] for f in items}))
+        lines += textwrap.wrap(f"{len(items):>3} x {reason} ({ops})", width, initial_indent="  ",
+                               subsequent_indent="        ", break_on_hyphens=False)
+        lines.append("        " + _names(items, max(20, width - 8)))
+    if len(grouped) > groups:
+        rest = sum(len(v) for _, v in grouped[groups:])
+        lines.append(f"  ... {rest} more layer(s) for {len(grouped) - groups} other reason(s) (see --format json)")
+    return lines
+
+
+def estimate_table(e: Estimate, width: int = 100) -> str:
+    """The per-step table, fitted to `width` columns (the step-name column takes what the others leave)."""
+    fixed = 1 + 10 + 1 + 3 + 1 + 4 + 1 + 9 + 1 + 6 + 1 + 8 + 1 + 8 + 1 + 8
+    name_w = max(16, width - fixed)
     lines = [f"{e.model} on {e.hardware}  device={e.device} precision={e.precision} batch={e.batch}"
              + (f" sparsity={e.sparsity}" if e.sparsity != "disable" else "")]
-    hdr = f"{'step':<{width}} {'kind':<10} {'dev':<3} {'prec':<4} {'time ms':>9} {'share':>6} {'bound':<8} {'MACs':>8} {'bytes':>8}"
+    hdr = (f"{'step':<{name_w}} {'kind':<10} {'dev':<3} {'prec':<4} {'time ms':>9} {'share':>6} {'bound':<8} "
+           f"{'MACs':>8} {'bytes':>8}")
     lines += [hdr, "-" * len(hdr)]
     for s in e.steps:
         share = s.time_ms / e.total_ms if e.total_ms else 0.0
-        lines.append(f"{_short(s.name, width):<{width}} {s.kind:<10} {s.device:<3} {s.precision:<4} "
+        lines.append(f"{_short(s.name, name_w):<{name_w}} {s.kind:<10} {s.device:<3} {s.precision:<4} "
                      f"{s.time_ms:>9.4f} {share:>6.1%} {s.bound:<8} {_si(s.macs):>8} {_si(s.bytes):>8}")
     lines.append("-" * len(hdr))
+    lines.append(f"latency {e.total_ms:.4f} ms   throughput {throughput_qps(e.batch, e.total_ms):.1f} qps "
+                 f"(inferences/s = batch {e.batch} / latency)")
     kinds = ", ".join(f"{k} {v:.3f} ms" for k, v in e.by_kind().items())
-    lines.append(f"total {e.total_ms:.4f} ms  ({kinds})")
+    lines.append(f"by kind: {kinds}")
     lines.append(f"DLA subgraphs: {e.dla_subgraphs}   transitions: {e.transitions}   "
                  f"GPU fallback layers: {len(e.fallback)}   MACs: {_si(e.macs)}")
-    for f in e.fallback[:20]:
-        lines.append(f"  fallback {f['name']} ({f['op']}): {f['reason']}")
-    if len(e.fallback) > 20:
-        lines.append(f"  ... {len(e.fallback) - 20} more (see --format json)")
-    for w in e.warnings:
-        lines.append(f"warning: {w}")
+    if e.fallback:
+        lines.append("GPU fallback by reason:")
+        lines += fallback_lines(e.fallback, width)
     return "\n".join(lines)

@@ -28,6 +28,10 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
                         f"conservatively as memory-bound GPU kernels: {', '.join(unmodelled[:5])}")
     if plan.sparsity != "disable":
         warnings += _sparse_warning(plan.sparsity, rows)
+    warnings += _option_warnings(plan, rows)
+    if plan.precision in ("fp16", "fp32") and any(d.pass_name == "qdq" for d in plan.decisions):
+        warnings.append(f"the network has Q/DQ layers (explicit quantization): they make the layers between them "
+                        f"INT8 whatever --precision says; --precision={plan.precision} sets the other layers only")
     g = plan.graph
     return Estimate(model=g.name, hardware=plan.platform.label, device=plan.device, precision=plan.precision,
                     batch=plan.batch, sparsity=plan.sparsity, total_ms=total, steps=rows,
@@ -47,3 +51,19 @@ def _sparse_warning(sparsity: str, rows: list[StepRow]) -> list[str]:
     top = "; ".join(f"{w} ({n})" for w, n in why.most_common(3))
     return [f"--sparsity={sparsity} has no effect: none of the {len(convs)} layers with MACs runs 2:4 sparse "
             f"weights ({top})"]
+
+
+def _option_warnings(plan: Plan, rows: list[StepRow]) -> list[str]:
+    """Requested options that cannot take effect as asked: FP32 on the DLA (it runs FP16 or INT8 only,
+    reference/dla.md s1), INT8 engine I/O formats on an engine without INT8 (the copy converts them)."""
+    out = []
+    dla = sum(1 for r in rows if r.device == "dla" and r.kind == "layer")
+    if plan.precision == "fp32" and dla:
+        out.append(f"precision fp32 cannot take effect on the DLA: it has no FP32; its {dla} layer(s) run FP16")
+    if plan.precision not in ("int8", "best"):
+        for side, flag in (("inputs", "--inputIOFormats"), ("outputs", "--outputIOFormats")):
+            fmts = [f"{p}:{f}" for p, f in plan.io_formats.get(side, []) if p == "int8"]
+            if fmts:
+                out.append(f"{flag}={','.join(fmts)} on an {plan.precision.upper()} engine: INT8 I/O does not make "
+                           f"the engine INT8; the {side} are converted by reformat copies (add --int8)")
+    return out

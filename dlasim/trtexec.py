@@ -545,8 +545,12 @@ def join_layer_info(profile: MeasuredProfile, layer_info: list[dict]) -> Measure
                      has_sparse_weights=info["has_sparse_weights"], origin=info["origin"])
         rows.append(replace(row, kind=classify(row.name, info["layer_type"], row.time_ms), extra=extra))
     warnings = list(profile.warnings)
+    if rows and unmatched == len(rows):
+        raise ModelError(f"{profile.source}: none of its {len(rows)} rows has an entry in the layer info: the "
+                         f"names differ; give the --exportLayerInfo of the same engine")
     if unmatched:
-        warnings.append(f"{unmatched} profile row(s) have no entry in the layer info")
+        warnings.append(f"{unmatched} profile row(s) have no entry in the layer info "
+                        f"({len(rows) - unmatched} of {len(rows)} matched)")
     unknown = sorted({i["layer_type"] for i in layer_info if i["unknown_type"]})
     if unknown:
         warnings.append("unknown layer type(s) kept: " + ", ".join(unknown))
@@ -811,7 +815,7 @@ def _dla_attribution(rows: list[MeasuredLayer]) -> dict | None:
 
 
 def profile_summary(profile_path, layer_info_path=None, top: int = 10) -> dict:
-    """JSON for `dlasim profile FILE [--layer-info FILE]` (DESIGN.md "JSON contract").
+    """JSON for `dlasim profile FILE [--layer-info FILE]` (docs/DESIGN.md "JSON contract").
 
     Keys: source, count, total_ms, layers (every row in order: name, time_ms, kind, share, layers, and
     layer_type/tactic/tile/has_sparse_weights when layer info is joined), by_kind ({kind: time_ms,

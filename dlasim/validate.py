@@ -5,12 +5,23 @@ Each row of cases.csv is one measured number with its source (file + section). T
 it through the public API (`dlasim.estimate`), picks the predicted quantity named by the `metric` column,
 converts the measured value to milliseconds, and reports the signed error (pred - meas) / meas * 100.
 
-Columns: name, suite, platform (spec name[:mode]), model, device, precision, batch, options
-(`key=value;...`: input_formats, output_formats, shapes, gpu_fallback, sparsity, dla_core), metric, measured,
-unit, engines, tolerance_pct, notes, source.
+Columns: name, suite, family (the network family, for leave-one-network-out), platform (spec name[:mode]),
+model, device, precision, batch, options (`key=value;...`: input_formats, output_formats, shapes,
+gpu_fallback, sparsity, dla_core), metric, measured, unit, engines, kind, fitted, tolerance_pct, notes, source.
+
+kind (what the measured number says about the prediction):
+    estimate (default)   a point measurement of the predicted quantity; error and the within-N% shares
+    upper_bound          the measurement includes work dlasim does not model (e.g. app-level FPS with host
+                         pre/post-processing): the case holds when predicted <= measured; not in the shares
+    magnitude            an order-of-magnitude figure (e.g. a harness sizing hint): the case holds when
+                         predicted/measured is within a factor MAGNITUDE_FACTOR; not in the shares
+fitted: yes when validation/fit_specs.py fits spec values to the measurement (in-sample); the others are
+held out, decided when the case is added.
 
 metric:
     total_ms                          Estimate.total_ms
+    minus_case:NAME                   this case's total_ms minus that of case NAME (same file): the predicted
+                                      side of a measured gap between two engines
     steps_ms:FILTER[,FILTER...]       sum of step times over the steps matching every filter:
         kind=layer|reformat           step kind in the list       device=dla|gpu
         name^=PREFIX[|PREFIX]          step name starts with one   name!^=PREFIX  starts with none
@@ -23,6 +34,8 @@ measured (a number, or read from the data file the source names):
     csvsum(PATH:COLUMN:KEY=V1|V2)     sum of COLUMN over the rows whose KEY is one of the values
     json(PATH:a.b[k=v,k2=v2].c)       a JSON value; [k=v,...] picks the one list item with those fields
     trex_gpu_median(PATH)             'GPU Compute Time' median of a trex *.profile.metadata.json
+    fps_gap_ms(PATH:COLUMN:KEY=A|B)    1000/value(A) - 1000/value(B) of two FPS rows (ms): work both runs
+                                      share, such as an app's host pre/post-processing, cancels
 unit (to milliseconds): ms; us; qps (latency of one inference = engines / qps); img_per_s (latency of one
 inference of the batch = batch * engines / img_per_s). `engines` (default 1) is the number of engines that
 share the throughput, e.g. 2 for Orin's two DLAs.
@@ -38,13 +51,16 @@ import statistics
 from pathlib import Path
 
 from .errors import DlasimError
+from .resources import data_root
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = data_root()                     # case paths (models, data files) are relative to this folder
 CASES = ROOT / "validation" / "cases.csv"
 MODELS = ROOT / "validation" / "models.py"
 
 ANCHOR_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
-NOT_TRT_LAYERS = ("Dropout",)  # removed by TensorRT's parsers; not counted in layer indices
+NOT_TRT_LAYERS = ("Dropout",)
+KINDS = ("estimate", "upper_bound", "magnitude")
+MAGNITUDE_FACTOR = 2.0  # removed by TensorRT's parsers; not counted in layer indices
 
 
 # ---- case file --------------------------------------------------------------------------------------
@@ -59,6 +75,9 @@ def load_cases(path: str | Path | None = None) -> list[dict]:
     for i, r in enumerate(rows, start=2):
         if not (r.get("name") or "").strip():
             raise DlasimError(f"{path}: row {i} has no name")
+        if (r.get("kind") or "estimate").strip() not in KINDS:
+            raise DlasimError(f"{path}: case {r['name'].strip()}: kind {r['kind'].strip()!r} is not one of "
+                              f"{', '.join(KINDS)}")
     return [{k: (v or "").strip() for k, v in r.items() if k is not None} for r in rows]
 
 
@@ -133,6 +152,17 @@ def measured_value(expr: str, root: Path = ROOT) -> float:
         path, _, sel = arg.partition(":")
         data = json.loads(_data_path(path, root).read_text(encoding="utf-8"))
         return float(_json_select(data, sel))
+    if fn == "fps_gap_ms":
+        path, col, sel = arg.split(":", 2)
+        key, _, values = sel.partition("=")
+        a, sep, b = values.partition("|")
+        if not sep:
+            raise DlasimError(f"fps_gap_ms: expected {key}=A|B, got {sel!r}")
+        rows = {r[key]: r for r in _csv_rows(_data_path(path, root))}
+        for v in (a, b):
+            if v not in rows:
+                raise DlasimError(f"fps_gap_ms: no row with {key}={v!r} in {path}")
+        return 1e3 / float(rows[a][col]) - 1e3 / float(rows[b][col])
     if fn == "trex_gpu_median":
         from .trtexec import parse_metadata
         return float(parse_metadata(_data_path(arg, root))["gpu_compute_ms"]["median"])
@@ -173,6 +203,7 @@ class _Runner:
         self.graphs: dict = {}
         self.platforms: dict = {}
         self.estimates: dict = {}
+        self.cases: dict = {}             # name -> case, for minus_case metrics
         self._models = None
 
     def graph(self, model: str):
@@ -281,8 +312,20 @@ def platform_key(platform: str) -> str:
     return platform.split(":", 1)[0]
 
 
+def bound_holds(kind: str, predicted: float, measured: float) -> bool | None:
+    """Whether a bound case holds: upper_bound -> predicted <= measured; magnitude -> within the factor."""
+    if kind == "upper_bound":
+        return predicted <= measured
+    if kind == "magnitude":
+        return 1 / MAGNITUDE_FACTOR <= predicted / measured <= MAGNITUDE_FACTOR
+    return None
+
+
 def summarize(rows: list[dict]) -> dict:
-    ok = [r for r in rows if r.get("error_pct") is not None]
+    """Shares over the estimate cases that ran; bound cases (upper_bound, magnitude) are counted apart."""
+    ran = [r for r in rows if r.get("error_pct") is not None]
+    ok = [r for r in ran if r.get("kind", "estimate") == "estimate"]
+    bounds = [r for r in ran if r.get("kind", "estimate") != "estimate"]
     errs = sorted(abs(r["error_pct"]) for r in ok)
     n = len(ok)
 
@@ -290,17 +333,19 @@ def summarize(rows: list[dict]) -> dict:
         return sum(e <= limit for e in errs) / n if n else None
 
     tol = [r for r in ok if r.get("within_tolerance") is not None]
-    return {"n": n, "n_errors": len(rows) - n,
+    return {"n": n, "n_errors": len(rows) - len(ran),
             "median_abs_error_pct": statistics.median(errs) if errs else None,
             "mean_abs_error_pct": sum(errs) / n if n else None,
             "within_10pct": share(10.0), "within_20pct": share(20.0), "within_30pct": share(30.0),
-            "within_tolerance": (sum(r["within_tolerance"] for r in tol) / len(tol)) if tol else None}
+            "within_tolerance": (sum(r["within_tolerance"] for r in tol) / len(tol)) if tol else None,
+            "n_bounds": len(bounds), "bounds_held": sum(bool(r["within_tolerance"]) for r in bounds)}
 
 
 def run_case(case: dict, runner: _Runner | None = None) -> dict:
     """One case -> a result row; any exception becomes an error row."""
     runner = runner or _Runner()
-    row = {"name": case.get("name", ""), "suite": case.get("suite", ""), "platform": case.get("platform", ""),
+    row = {"name": case.get("name", ""), "suite": case.get("suite", ""), "family": case.get("family", ""),
+           "kind": case.get("kind", "") or "estimate", "platform": case.get("platform", ""),
            "model": case.get("model", ""), "device": case.get("device", ""),
            "precision": case.get("precision", ""), "batch": int(case["batch"]) if case.get("batch", "").isdigit() else None,
            "metric": case.get("metric", ""), "measured": None, "predicted": None, "error_pct": None,
@@ -314,14 +359,31 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
         value = measured_value(case.get("measured", ""), runner.root)
         row["measured_value"] = value
         row["measured"] = to_ms(value, row["unit"], row["batch"], engines)
-        est = runner.estimate(case)
-        pred, warn = predicted_value(est, runner.graph(case["model"]), case.get("metric") or "total_ms")
-        row["predicted"] = pred
-        row["warnings"] = list(est.warnings) + warn
+        if (case.get("metric") or "").startswith("concurrent:"):   # engines at once: dlasim/concurrent/cases.py
+            from .concurrent.cases import predict_case
+            pred, warn, base = predict_case(case, runner)
+            row["predicted"], row["warnings"] = pred, warn
+            row["sum_alone_ms"], row["sum_alone_error_pct"] = base, error_pct(base, row["measured"])
+        else:
+            est = runner.estimate(case)
+            metric = case.get("metric") or "total_ms"
+            if metric.startswith("minus_case:"):
+                other = runner.cases.get(metric.split(":", 1)[1].strip())
+                if other is None:
+                    raise DlasimError(f"metric {metric!r}: no such case in the file")
+                pred, warn = est.total_ms - runner.estimate(other).total_ms, []
+            else:
+                pred, warn = predicted_value(est, runner.graph(case["model"]), metric)
+            row["predicted"] = pred
+            row["warnings"] = list(est.warnings) + warn
+        if not row["measured"] > 0:
+            raise DlasimError(f"measured value must be positive, got {row['measured']}")
         row["error_pct"] = error_pct(pred, row["measured"])
         if not math.isfinite(row["error_pct"]):
             raise DlasimError(f"error is not finite (measured {row['measured']})")
-        if row["tolerance_pct"] is not None:
+        if row["kind"] != "estimate":
+            row["within_tolerance"] = bound_holds(row["kind"], pred, row["measured"])
+        elif row["tolerance_pct"] is not None:
             row["within_tolerance"] = abs(row["error_pct"]) <= row["tolerance_pct"]
     except Exception as e:  # a broken case is reported, never a crash
         row["predicted"] = row["error_pct"] = row["within_tolerance"] = None
@@ -330,8 +392,9 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
     return row
 
 
-def run(suite: str | None = None, path: str | Path | None = None) -> dict:
-    """Run every case (or those of `suite`, comma-separated names allowed) and summarise per platform."""
+def run(suite: str | None = None, path: str | Path | None = None, platforms: dict | None = None) -> dict:
+    """Run every case (or those of `suite`, comma-separated names allowed) and summarise per platform.
+    `platforms` ({case platform text: Platform}) replaces spec files, e.g. with refitted values."""
     cases = load_cases(path)
     if suite:
         wanted = {s.strip() for s in suite.split(",") if s.strip()}
@@ -341,13 +404,25 @@ def run(suite: str | None = None, path: str | Path | None = None) -> dict:
             raise DlasimError(f"--suite: unknown suite {unknown[0]!r}; known: {', '.join(known)}")
         cases = [c for c in cases if c.get("suite") in wanted]
     runner = _Runner()
+    runner.platforms.update(platforms or {})
+    runner.cases = {c["name"]: c for c in load_cases(path)}
     rows = [run_case(c, runner) for c in cases]
     summary = summarize(rows)
     summary["all"] = summarize(rows)
-    for plat in dict.fromkeys(platform_key(r["platform"]) for r in rows):
+    plats = list(dict.fromkeys(platform_key(r["platform"]) for r in rows))
+    for plat in plats:
         summary[plat] = summarize([r for r in rows if platform_key(r["platform"]) == plat])
     # cases whose measurement validation/fit_specs.py fitted spec values to are in-sample; the rest held out
-    summary["held_out"] = summarize([r for r in rows if not r.get("fitted")])
+    held = [r for r in rows if not r.get("fitted")]
+    summary["held_out"] = summarize(held)
+    for plat in plats:
+        summary[f"held_out:{plat}"] = summarize([r for r in held if platform_key(r["platform"]) == plat])
+    for suite_name in dict.fromkeys(r["suite"] for r in rows if r["metric"] == "concurrent:aggregate"):
+        conc = [r for r in rows if r["metric"] == "concurrent:aggregate" and r["suite"] == suite_name]
+        summary[suite_name] = summarize(conc)
+        ok = [r for r in conc if r.get("error_pct") is not None]
+        summary[suite_name]["closer_than_sum_alone"] = (
+            sum(abs(r["error_pct"]) < abs(r["sum_alone_error_pct"]) for r in ok) / len(ok)) if ok else None
     return {"cases_file": str(Path(path) if path else CASES.relative_to(ROOT)), "suite": suite,
             "cases": rows, "summary": summary}
 
@@ -356,6 +431,22 @@ def run(suite: str | None = None, path: str | Path | None = None) -> dict:
 
 def _fmt(v, spec: str, none: str = "-") -> str:
     return none if v is None else format(v, spec)
+
+
+_KIND_MARK = {"upper_bound": "  bound<=", "magnitude": "  bound~"}
+
+
+def held_out_line(summary: dict) -> str:
+    """One line: the held-out share within 20% overall and per platform, and how many bound cases hold."""
+    def part(v):
+        return f"{_fmt(None if v['within_20pct'] is None else v['within_20pct'] * 100, '.0f')}% of {v['n']}"
+    ho = summary.get("held_out")
+    if not ho:
+        return "held-out within 20%: no cases"
+    per = [f"{k.split(':', 1)[1]} {part(v)}" for k, v in summary.items()
+           if k.startswith("held_out:") and isinstance(v, dict) and v["n"]]
+    bounds = f"; bound cases held {ho['bounds_held']}/{ho['n_bounds']}" if ho["n_bounds"] else ""
+    return f"held-out within 20%: {part(ho)} ({', '.join(per)}){bounds}"
 
 
 def render(result: dict) -> str:
@@ -377,10 +468,12 @@ def render(result: dict) -> str:
         tol = r.get("tolerance_pct")
         flag = "" if r.get("within_tolerance") is None else ("ok" if r["within_tolerance"] else "OUT")
         lines.append(f"{r['name']:<{width}}  {r['platform']:<{pw}}  {r['predicted']:>12.4f}  {r['measured']:>11.4f}  "
-                     f"{r['error_pct']:>+7.1f}%  {_fmt(tol, '.0f', ''):>3}%  {flag:<3}  {'fit' if r.get('fitted') else ''}")
+                     f"{r['error_pct']:>+7.1f}%  {_fmt(tol, '.0f', ''):>3}%  {flag:<3}  {'fit' if r.get('fitted') else ''}"
+                     f"{_KIND_MARK.get(r.get('kind'), '')}"
+                     + (f"  (sum of stand-alone: {r['sum_alone_error_pct']:+.1f}%)" if "sum_alone_error_pct" in r else ""))
     lines.append("")
     s = result.get("summary", {})
-    sh = f"{'summary':<12} {'n':>3} {'err':>4} {'median |err|':>12} {'<=10%':>6} {'<=20%':>6} {'<=30%':>6} {'in tol':>6}"
+    sh = f"{'summary':<22} {'n':>3} {'err':>4} {'median |err|':>12} {'<=10%':>6} {'<=20%':>6} {'<=30%':>6} {'in tol':>6}"
     lines += [sh, "-" * len(sh)]
 
     def pct(v):
@@ -389,10 +482,16 @@ def render(result: dict) -> str:
     for key, v in s.items():
         if not isinstance(v, dict):
             continue
-        lines.append(f"{key:<12} {v['n']:>3} {v['n_errors']:>4} {_fmt(v['median_abs_error_pct'], '.1f'):>11}% "
+        lines.append(f"{key:<22} {v['n']:>3} {v['n_errors']:>4} {_fmt(v['median_abs_error_pct'], '.1f'):>11}% "
                      f"{pct(v['within_10pct']):>6} {pct(v['within_20pct']):>6} {pct(v['within_30pct']):>6} "
                      f"{pct(v['within_tolerance']):>6}")
+    lines.append(held_out_line(s))
+    for key, c in s.items():
+        if isinstance(c, dict) and c.get("closer_than_sum_alone") is not None:
+            lines.append(f"{key} aggregates: {pct(c['within_20pct'])} within 20%, {pct(c['closer_than_sum_alone'])} "
+                         f"closer to the measurement than the sum of the stand-alone throughputs")
     lines.append("error = (predicted - measured) / measured; tol = the case's tolerance (validation/cases.csv); "
                  "fit = spec values were fitted to this measurement (validation/fit_specs.py), held_out = the "
-                 "others; sources: --format json")
+                 "others; bound = kind upper_bound (holds when predicted <= measured) or magnitude (holds within a factor "
+                 f"{MAGNITUDE_FACTOR:g}), not in the shares; sources: --format json")
     return "\n".join(lines)

@@ -60,7 +60,7 @@ def test_output_file_is_written(capsys, tmp_path):
     (["estimate", "zoo:resnet18", "--precision", "int4"], "invalid choice"),
     (["estimate", "/no/such/model.onnx"], "model.onnx"),
     (["estimate", "zoo:resnet18", "--batch", "0"], "batch"),
-    (["estimate", "zoo:resnet18", "--hw", "a40"], "no DLA"),
+    (["estimate", "zoo:resnet18", "--hw", "a40", "--device", "dla"], "no DLA"),
     (["estimate", "zoo:resnet18", "--format", "html"], "-o FILE"),
     (["compare", "zoo:resnet18", "--vary", "colour=red,blue"], "--vary"),
 ])

@@ -157,7 +157,7 @@ def test_gpu_small_layer_hits_the_kernel_floor():
     conv = [s for s in e.steps if s.kind == "layer"][0]
     gpu = hardware("h200").gpu
     assert conv.bound == "overhead"
-    assert conv.time_ms == pytest.approx((gpu.kernel_floor_s + gpu.launch_overhead_s) * 1e3)
+    assert conv.time_ms == pytest.approx((gpu.conv1x1_floor_s + gpu.launch_overhead_s) * 1e3)
 
 
 def test_gpu_pool_and_small_conv_get_their_own_kernel_floors():
@@ -167,8 +167,11 @@ def test_gpu_pool_and_small_conv_get_their_own_kernel_floors():
     the 1x1 conv (64x64 channels, 14x14) needs 64*64*196 = 0.8 M MACs, far below 1 us of tensor time, and
     the 2x2 max pool moves (64*14*14 + 64*7*7) * 2 B = 31 KB, 0.008 us at 4.8 TB/s: both sit at their floor."""
     plat = hardware("h200")
+    # the generic floors: the H200's own class floors and the L2 term unset
     gpu = plat.gpu.model_copy(update={"kernel_floor_s": 20e-6, "memory_kernel_floor_s": 3e-6,
-                                      "launch_overhead_s": 1e-6})
+                                      "launch_overhead_s": 1e-6, "conv1x1_floor_s": None,
+                                      "depthwise_floor_s": None, "conv1x1_efficiency": None,
+                                      "depthwise_efficiency": None, "l2_bandwidth_bytes_per_s": None})
     plat = plat.model_copy(update={"gpu": gpu})
     b = GraphBuilder("t")
     x = b.input("x", (1, 64, 14, 14))
@@ -236,3 +239,27 @@ def test_power_mode_slows_the_dla():
             # the MAC part scales with the clock; weight-fetch stalls follow the memory clock instead
             mac = lambda st: st.compute_ms - st.parts.get("weight_stall_s", 0.0) * 1e3
             assert mac(s) == pytest.approx(mac(f) * ratio)
+
+
+def test_dla_hw_ops_multi_batch_only_for_direct_conv():
+    from dlasim.cost.dla import hw_ops
+    # dla.md s1.2: only direct convolution runs several images per operation, at most 32 (nv_full maxBatch)
+    assert DLA.multi_batch_max == 32
+    dc = ConvShape(64, 64, 56, 56, 64, 56, 56, 3, 3)
+    assert hw_ops(dc, DLA, first_layer=False) == 2                      # ceil(64 / 32)
+    assert hw_ops(ConvShape(32, 64, 56, 56, 64, 56, 56, 3, 3), DLA, False) == 1
+    assert hw_ops(ConvShape(33, 64, 56, 56, 64, 56, 56, 3, 3), DLA, False) == 2
+    img = ConvShape(32, 3, 32, 32, 64, 16, 16, 3, 3, stride=2)           # image-input mode: one image per op
+    assert hw_ops(img, DLA, first_layer=True) == 32
+    assert hw_ops(img, DLA.model_copy(update={"multi_batch_max": None}), first_layer=True) == 1
+
+
+def test_dla_first_conv_at_batch_32_pays_the_layer_overhead_per_image():
+    from dlasim.ir import GraphBuilder
+    b = GraphBuilder("t")
+    x = b.input("input", (32, 3, 32, 32))
+    g = b.build([b.conv(x, 64, kernel=3, stride=2, name="c1")])
+    plat = dlasim.hardware("orin-agx")
+    e = dlasim.estimate(g, plat, device="dla", precision="int8", input_formats="int8:dla_hwc4")
+    step = next(s for s in e.steps if s.kind == "layer")
+    assert step.overhead_ms == pytest.approx(32 * plat.dla.layer_overhead_s * 1e3)

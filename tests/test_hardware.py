@@ -8,7 +8,7 @@ import pytest
 from dlasim.errors import SpecError
 from dlasim.hardware import SPEC_DIR, Platform, hardware, spec_names
 
-EXPECTED = ["a100", "a40", "h200", "nvdla-full", "nvdla-small", "orin-agx", "orin-nx-16gb", "xavier-agx"]
+EXPECTED = ["a100", "a40", "h200", "nvdla-full", "nvdla-small", "orin-agx", "orin-nx-16gb", "xavier-agx", "xavier-nx"]
 XAVIER = (SPEC_DIR / "xavier-agx.toml").read_text()
 
 
@@ -133,3 +133,13 @@ def test_bad_file_with_mode_suffix_still_names_the_file(tmp_path):
     p.write_text(_edit(XAVIER, "cores = 2\n", "cores = 0\n"))
     with pytest.raises(SpecError, match=r"broken\.toml: field dla\.cores: .*greater than or equal to 1"):
         hardware(f"{p}:maxn")
+
+
+def test_xavier_nx_modes_set_bandwidth_from_the_emc_clock():
+    # 128-bit LPDDR4x: 16 B x 2 transfers x EMC clock; 1866 MHz -> 59.7 GB/s (20W), 1600 MHz -> 51.2 GB/s (15W, 10W)
+    bw = {m: hardware(f"xavier-nx:{m}").memory.dram_bandwidth_bytes_per_s for m in ("20w", "15w", "10w")}
+    assert bw == pytest.approx({"20w": 59.7e9, "15w": 59.7e9 * 1600 / 1866, "10w": 59.7e9 * 1600 / 1866})
+    assert bw["15w"] == pytest.approx(16 * 2 * 1600e6, rel=0.001)
+    nx = hardware("xavier-nx")
+    assert nx.mode == "15w" and nx.gpu.sm_count * nx.gpu.cuda_core_fma_per_clk_per_sm == 384
+    assert nx.dla.cores == 2 and hardware("xavier-nx:10w").dla.clock_hz < nx.dla.clock_hz

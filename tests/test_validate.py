@@ -38,7 +38,11 @@ def test_json_shape(result):
         assert key in s and key in s["all"]
     platforms = {validate.platform_key(r["platform"]) for r in result["cases"]}
     assert platforms <= set(s) and {"xavier-agx", "orin-agx", "a100", "h200"} <= platforms
-    assert s["all"]["n"] == len(result["cases"])
+    estimates = [r for r in result["cases"] if r["kind"] == "estimate"]
+    assert s["all"]["n"] == len(estimates) and s["all"]["n_bounds"] == len(result["cases"]) - len(estimates)
+    for plat in platforms:                                   # held-out summary per platform
+        held = [r for r in estimates if not r["fitted"] and validate.platform_key(r["platform"]) == plat]
+        assert s[f"held_out:{plat}"]["n"] == len(held)
     assert 0 <= s["within_10pct"] <= s["within_20pct"] <= s["within_30pct"] <= 1
     json.dumps(result)  # plain data
 
@@ -89,3 +93,75 @@ def test_suite_filter_and_cli_json(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["cases"] and "median_abs_error_pct" in out["summary"]
     assert cli.main(["validate", "--suite", "no-such-suite"]) == 2
+
+
+def test_bound_kinds():
+    assert validate.bound_holds("upper_bound", 9.9, 10.0) and not validate.bound_holds("upper_bound", 10.1, 10.0)
+    assert validate.bound_holds("magnitude", 5.0, 10.0) and validate.bound_holds("magnitude", 20.0, 10.0)
+    assert not validate.bound_holds("magnitude", 4.9, 10.0) and not validate.bound_holds("magnitude", 20.1, 10.0)
+    assert validate.bound_holds("estimate", 1.0, 1.0) is None
+    rows = [{"kind": "estimate", "error_pct": 10.0, "within_tolerance": True, "fitted": False},
+            {"kind": "estimate", "error_pct": -30.0, "within_tolerance": False, "fitted": False},
+            {"kind": "upper_bound", "error_pct": -80.0, "within_tolerance": True, "fitted": False},
+            {"kind": "magnitude", "error_pct": 150.0, "within_tolerance": False, "fitted": False}]
+    s = validate.summarize(rows)                              # bounds are not in the shares
+    assert s["n"] == 2 and s["within_20pct"] == 0.5 and s["median_abs_error_pct"] == 20.0
+    assert s["n_bounds"] == 2 and s["bounds_held"] == 1
+    line = validate.held_out_line({"held_out": s, "held_out:xavier-nx": s})
+    assert line.startswith("held-out within 20%: 50% of 2 (xavier-nx 50% of 2)") and "1/2" in line
+
+
+def test_bad_kind_is_rejected(tmp_path):
+    path = tmp_path / "cases.csv"
+    path.write_text("name,suite,kind,source\nx,s,lower,test\n")
+    with pytest.raises(validate.DlasimError, match="kind 'lower'"):
+        validate.load_cases(path)
+
+
+def test_every_case_names_its_family_and_public2_rows_are_held_out():
+    rows = validate.load_cases()
+    assert all(r["family"] for r in rows), [r["name"] for r in rows if not r["family"]]
+    with open(validate.ROOT / "validation/data/public2/measurements.csv", newline="") as f:
+        public2 = {r["case_id"]: r for r in csv.DictReader(f)}
+    p2 = [r for r in rows if "public2" in r["measured"]]
+    assert len(p2) >= 45
+    for r in p2:
+        if r["measured"].startswith("fps_gap_ms("):           # a gap of two app-level rows: host work cancels
+            a, b = r["measured"].rsplit("case_id=", 1)[1].rstrip(")").split("|")
+            assert r["fitted"] == "no" and a in r["source"] and b in r["source"]
+            assert validate.measured_value(r["measured"]) == pytest.approx(
+                1e3 / float(public2[a]["value"]) - 1e3 / float(public2[b]["value"]))
+            continue
+        assert r["fitted"] == "no", r["name"]
+        cid = r["measured"].rsplit("case_id=", 1)[1].rstrip(")")
+        assert cid in r["source"] and public2[cid]["quote"].strip() in r["source"]
+        assert validate.measured_value(r["measured"]) == float(public2[cid]["value"])
+        if cid.startswith("JKJ-"):                            # app-level FPS includes host work
+            assert r["kind"] == "upper_bound"
+
+
+def test_fps_gap_and_minus_case(tmp_path):
+    data = tmp_path / "fps.csv"
+    data.write_text("case_id,value\nA,40\nB,50\n")
+    # 1000/40 - 1000/50 = 25 - 20 = 5 ms
+    assert validate.measured_value(f"fps_gap_ms({data}:value:case_id=A|B)") == pytest.approx(5.0)
+    with pytest.raises(validate.DlasimError, match="no row with case_id='C'"):
+        validate.measured_value(f"fps_gap_ms({data}:value:case_id=A|C)")
+    path = tmp_path / "cases.csv"
+    fields = ["name", "suite", "platform", "model", "device", "precision", "batch", "metric", "measured",
+              "unit", "source"]
+    base = {"suite": "fake", "platform": "xavier-agx", "model": "zoo:seed000_conv1x1", "precision": "int8",
+            "batch": "32", "unit": "ms", "source": "test"}
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerow({**base, "name": "gpu", "device": "gpu", "metric": "total_ms", "measured": "1"})
+        w.writerow({**base, "name": "gap", "device": "dla", "metric": "minus_case:gpu",
+                    "measured": f"fps_gap_ms({data}:value:case_id=A|B)"})
+        w.writerow({**base, "name": "bad", "device": "dla", "metric": "minus_case:nope", "measured": "1"})
+    rows = {r["name"]: r for r in validate.run(path=path)["cases"]}
+    import dlasim
+    dla = dlasim.estimate("zoo:seed000_conv1x1", "xavier-agx", device="dla", precision="int8", batch=32).total_ms
+    assert rows["gap"]["predicted"] == pytest.approx(dla - rows["gpu"]["predicted"])
+    assert rows["gap"]["measured"] == pytest.approx(5.0)
+    assert "no such case" in rows["bad"]["error"]

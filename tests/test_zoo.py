@@ -17,6 +17,19 @@ MACS_RANGES = {
     "yolov4": (28e9, 32e9),
     "yolov4_relu": (28e9, 32e9),
     "ssd_mobilenet_v1": (1.1e9, 1.35e9),
+    # torchvision model docs 'GFLOPS' (multiply-adds): alexnet 0.71, vgg16 15.47, vgg19 19.63,
+    # squeezenet1_1 0.35, resnet101 7.8, resnet152 11.51, densenet121 2.83, mnasnet1_0 0.31; +-1.5%
+    **{n: (0.985 * g * 1e9, 1.015 * g * 1e9) for n, g in [("alexnet", 0.71), ("vgg16", 15.47), ("vgg19", 19.63),
+                                                           ("squeezenet1_1", 0.35), ("resnet101", 7.8),
+                                                           ("resnet152", 11.51), ("densenet121", 2.83),
+                                                           ("mnasnet1_0", 0.31)]},
+    # Darknet prints BFLOPS = 2 x MACs of the conv layers: yolov3 416 65.879, yolov3-spp 608 141.531,
+    # yolov3-tiny 416 5.571, yolov4-tiny 416 6.910 (AlexeyAB/darknet cfg load output), +-1%
+    "yolov3": (0.99 * 65.879e9 / 2, 1.01 * 65.879e9 / 2),
+    "yolov3_spp": (0.99 * 141.531e9 / 2, 1.01 * 141.531e9 / 2),
+    "yolov3_tiny": (0.99 * 5.571e9 / 2, 1.01 * 5.571e9 / 2),
+    "yolov4_tiny": (0.99 * 6.910e9 / 2, 1.01 * 6.910e9 / 2),
+    "ssd_resnet34": (0.97 * 433e9 / 2, 1.03 * 433e9 / 2),  # MLPerf: 433 GOPs per 1200x1200 image
     "seed000_conv1x1": (528 * 256 * 196, 528 * 256 * 196),
     "seed000_conv3x3": (238_436_352, 238_436_352),
 }
@@ -137,3 +150,26 @@ def test_unknown_name_and_bad_batch():
         zoo.describe("nope")
     with pytest.raises(ModelError):
         zoo.build("resnet18", batch=0)
+
+
+def test_darknet_heads_and_layer_indices(graphs):
+    # yolov3 at 416: heads at strides 32/16/8 -> 13, 26, 52; the output convs are cfg layers 81, 93, 105
+    g = graphs["yolov3"]
+    assert g.outputs == ["conv_81", "conv_93", "conv_105"]
+    assert [g.tensors[t].shape for t in g.outputs] == [(1, 255, s, s) for s in (13, 26, 52)]
+    assert ops(g)["Add"] == 23                    # 1 + 2 + 8 + 8 + 4 residual shortcuts
+    tiny = graphs["yolov3_tiny"]                  # the 2x2 stride-1 maxpool keeps 13x13 (padded right/bottom)
+    assert [tiny.tensors[t].shape for t in tiny.outputs] == [(1, 255, 13, 13), (1, 255, 26, 26)]
+    assert tiny.outputs == ["conv_15", "conv_22"]
+    v4t = graphs["yolov4_tiny"]                   # three channel-half routes, heads at layers 29 and 36
+    assert v4t.outputs == ["conv_29", "conv_36"] and ops(v4t)["Split"] == 3
+    assert [v4t.tensors[t].shape for t in v4t.outputs] == [(1, 255, 13, 13), (1, 255, 26, 26)]
+    spp = graphs["yolov3_spp"]
+    assert ops(spp)["MaxPool"] == 3 and spp.tensors[spp.outputs[0]].shape == (1, 255, 19, 19)
+
+
+def test_ssd_resnet34_maps_and_boxes(graphs):
+    g = graphs["ssd_resnet34"]
+    maps = [g.tensors[f"additional_blocks.{i}.3"].shape[2] for i in range(6)]
+    assert maps == [50, 25, 13, 7, 3, 3]
+    assert g.tensors["locs"].shape == (1, 4, 15130) and g.tensors["confs"].shape == (1, 81, 15130)

@@ -4,13 +4,17 @@
     python validation/fit_specs.py            # fit, print before/after and leave-one-out, write the specs
     python validation/fit_specs.py --check    # fit and print only; nothing is written
     python validation/fit_specs.py -v         # also print every observation
+    python validation/fit_specs.py --leave-one-network-out   # refit without each network family and
+                                              # predict its cases (validation/lono.py); nothing is written
 
 Fits (dlasim.calibrate: bounded soft_l1 least squares on log(predicted/measured); parameters the data
 cannot determine are reported and kept at their prior values):
 
 - xavier-agx GPU: per-row GoogLeNet FP16 profile (HaX-CoNN googlenet_gpu_mark_at_-1.profile, TRT 7.1.3,
-  batch 1) -> gpu.tensor_efficiency, gpu.kernel_floor_s (conv kernels), gpu.memory_kernel_floor_s (pools,
-  LRN, prob), gpu.memory_efficiency, copies.reformat_efficiency, copies.reformat_floor_s.
+  batch 1) -> gpu.tensor_efficiency, gpu.tensor_latency_s (the fixed ramp/tail of a tensor-core kernel),
+  gpu.kernel_floor_s (conv kernels), gpu.memory_kernel_floor_s (pools, LRN, prob), gpu.memory_efficiency,
+  gpu.gemv_efficiency (the one FC row, loss3/classifier at batch 1), copies.reformat_efficiency,
+  copies.reformat_floor_s. The torch2trt Xavier rows (validation/t2t_xavier.py) are held out.
 - xavier-agx DLA + copies: seed 000 (4 trtexec medians, batch 32, 1x1/3x3, INT8/FP16, and the per-step
   breakdown of the 1x1 engine) + the all-DLA GoogLeNet FP16 profile (googlenet_dla_mark_at_-1.profile,
   rows and the 3.656 ms trtexec mean) -> dla.mac_efficiency, dla.mac_efficiency_fp16,
@@ -22,9 +26,11 @@ cannot determine are reported and kept at their prior values):
   layer, so they alternate twice.
 - h200 GPU: H200 micro-benchmarks (cuBLAS GEMMs, cuDNN convs: kernel time vs the predicted layer step)
   -> gpu.tensor_efficiency, gpu.kernel_floor_s; 2:4 sparse/dense time ratios -> gpu.sparse_efficiency,
-  gpu.sparse_k_half; NCHW->NHWC copies -> copies.reformat_efficiency, copies.reformat_floor_s; streaming
-  ReLU/Add (validation/h200/h200_kernels.json: larger than the L2, and small ones of at most 5 MB) ->
-  gpu.memory_efficiency, gpu.memory_kernel_floor_s; cuDNN depthwise convs predicted without refitting.
+  gpu.sparse_k_half; NCHW->NHWC copies -> copies.reformat_efficiency, copies.reformat_floor_s; the kernel
+  classes on the H200 grid (validation/gpu_classes.py: eltwise -> gpu.memory_efficiency,
+  gpu.memory_kernel_floor_s, gpu.l2_bandwidth_bytes_per_s; pool, depthwise, conv1x1, gemv -> their own
+  efficiency and floor), every third grid shape held out and reported per class. The Jetson iGPUs take
+  their depthwise_efficiency from it as an assumption (memory_efficiency x the H200 depthwise/eltwise ratio).
 - a100 GPU: trex A100 ResNet-18 FP16 engine, per row, corrected to the 0.862 ms GPU compute median
   (dlasim zoo:resnet18 at batch 32) -> gpu.tensor_efficiency, gpu.kernel_floor_s, gpu.memory_kernel_floor_s,
   gpu.memory_efficiency; then FP32 and INT8 engines predicted without refitting.
@@ -48,11 +54,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "validation"))
 
 import dlasim  # noqa: E402
 from dlasim import calibrate as C  # noqa: E402
 from dlasim.cost import cost_step  # noqa: E402
 from dlasim.cost.copies import copy_cost  # noqa: E402
+from dlasim.cost.gpu import class_floor  # noqa: E402
 from dlasim.ir import Graph  # noqa: E402
 from dlasim.measured import profile_from_rows  # noqa: E402
 from dlasim.plan import Step  # noqa: E402
@@ -67,7 +75,8 @@ H200_JSON = DATA / "h200" / "h200_microbench_results.json"
 TOOL = "validation/fit_specs.py"
 
 XAVIER_GPU_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s",
-                     "gpu.memory_efficiency", "copies.reformat_efficiency", "copies.reformat_floor_s"]
+                     "gpu.memory_efficiency", "copies.reformat_efficiency", "copies.reformat_floor_s",
+                     "gpu.tensor_latency_s", "gpu.gemv_efficiency"]
 A100_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s", "gpu.memory_efficiency"]
 XAVIER_DLA_PARAMS = ["dla.mac_efficiency", "dla.mac_efficiency_fp16", "dla.layer_overhead_s",
                      "dla.subgraph_overhead_s", "copies.dla_copy_efficiency", "copies.transition_overhead_s"]
@@ -170,6 +179,14 @@ def loo_xavier_gpu(plat) -> list[dict]:
     return out
 
 
+def xavier_gpu_sources(res: dict, data_text: str) -> dict:
+    """sources_for, saying which rows set the class parameters that few rows determine."""
+    src = sources_for(res, data_text)
+    if "gpu.gemv_efficiency" in src:
+        src["gpu.gemv_efficiency"] += "; set by the profile's one FC row (loss3/classifier, 1024->1000, batch 1)"
+    return src
+
+
 def predict_total(model, plat, measured, label, **kw) -> dict:
     e = dlasim.estimate(model, plat, **kw)
     return {"case": label, "measured": measured, "predicted": e.total_ms,
@@ -229,8 +246,9 @@ def _sparse_ratio_fn(plan):
         import dataclasses
         c = cost_step(step, dataclasses.replace(plan, platform=plat))
         g = plat.gpu
-        dense = max(g.kernel_floor_s, c.parts["dense_s"]) + g.launch_overhead_s
-        sparse = max(g.kernel_floor_s, c.parts["sparse_s"]) + g.launch_overhead_s
+        floor = class_floor(g, "gemm")
+        dense = max(floor, c.parts["dense_s"]) + g.launch_overhead_s
+        sparse = max(floor, c.parts["sparse_s"]) + g.launch_overhead_s
         return sparse / dense
     return fn
 
@@ -260,50 +278,40 @@ def h200_copy_observations(ops=("nchw_to_nhwc_fp16",)):
             for r in d["E_reformat"] if r["op"] in ops]
 
 
-H200_KERNELS = ROOT / "validation" / "h200" / "h200_kernels.json"   # measured by validation/h200/measure_kernels.py
-# Streaming kernels this small sit at the floor: ref/gpu.md s6.4 "small tensors (<= 5 MB) cost a 2-8 us floor
-# regardless of size". Rows between this and the L2 size (60 MiB) run from the L2, which dlasim does not
-# model (their bandwidth is above HBM peak), so they are left out.
-H200_FLOOR_BYTES = 5e6
+def h200_kernel_classes(plat, queue, conv_obs=(), verbose=False):
+    """Per-kernel-class floors and efficiencies and the L2 term on the H200 kernel grid, with the leave-out
+    report per class (validation/gpu_classes.py); `conv_obs` (the cuDNN conv micro-benchmarks) join the conv
+    class's fit rows. Queues the fitted values for h200.toml."""
+    import gpu_classes as G
+    p, results, report = G.fit_classes(plat, conv_obs)
+    for cls, res in results.items():
+        print_fit(f"h200 kernel class {cls} (grid shapes not held out)", res, verbose, rows=6)
+        data = f"{rel(G.GRID)} {G.GRID_KIND[cls]}" + {"eltwise": f", {rel(G.KERNELS)} memory",
+                                                       "conv": f", {rel(H200_JSON)} F_conv"}.get(cls, "")
+        queue("h200", C.fitted_values(res), sources_for(
+            res, data + f" (every 3rd shape held out; held-out median |error| "
+                        f"{statistics.median(abs(e) for e in next(r for r in report if r['class'] == cls)['held_after']):.0f}%)"))
+    G.print_report(report, say, verbose)
+    return p
 
 
-def _io_plan(plat, name, shape, build):
-    b = dlasim.GraphBuilder(name)
-    x = b.input("x", tuple(shape))
-    y = build(b, x)
-    return dlasim.build(b.build([y]), plat, device="gpu", precision="fp16", input_formats="fp16:hwc8",
-                        output_formats="fp16:hwc8")
+JETSON_GPUS = ("xavier-agx", "orin-agx", "orin-nx-16gb")
 
 
-def h200_memory_observations(plat, l2_bytes: float):
-    """Streaming ReLU / residual Add (fp16 channels-last): those that move more bytes than the L2 holds
-    (bandwidth) and those of at most H200_FLOOR_BYTES (the memory-kernel floor)."""
-    d = json.loads(H200_KERNELS.read_text())
-    obs = []
-    for r in d["memory"]:
-        if r["op"] not in ("relu", "add") or H200_FLOOR_BYTES < r["bytes"] <= l2_bytes:
-            continue
-        relu = lambda b, x: b.relu(x)
-        add = lambda b, x, shape=tuple(r["shape"]): b.add(x, b.input("y", shape))
-        plan = _io_plan(plat, f"{r['op']}_{'x'.join(map(str, r['shape']))}", r["shape"],
-                        relu if r["op"] == "relu" else add)
-        obs.append(C.Observation(f"{r['op']} {r['shape']} fp16", r["ms"], plan=plan,
-                                 steps=(_layer_index(plan),), dataset=rel(H200_KERNELS) + " memory"))
-    return obs
-
-
-def h200_depthwise_cases(plat) -> list[dict]:
-    """cuDNN 3x3 depthwise convs (h200_kernels.json depthwise), predicted with the fitted memory parameters."""
-    d = json.loads(H200_KERNELS.read_text())
-    out = []
-    for r in d["depthwise"]:
-        c = r["shape"][1]
-        plan = _io_plan(plat, f"dw_{'x'.join(map(str, r['shape']))}", r["shape"],
-                        lambda b, x, c=c: b.conv(x, c, 3, groups=c, bias=False, name="dw"))
-        pred = cost_step(plan.steps[_layer_index(plan)], plan).total_s * 1e3
-        out.append({"case": f"depthwise 3x3 {r['shape']} fp16", "measured": r["ms"], "predicted": pred,
-                    "error_pct": 100 * (pred / r["ms"] - 1)})
-    return out
+def jetson_depthwise_share(h200, fitted: dict, queue) -> None:
+    """Jetson iGPUs have no depthwise-conv data: their depthwise_efficiency is their memory_efficiency times the
+    H200 grid's ratio of the two (cuDNN's depthwise kernels against streaming ReLU/Add), an assumption said so in
+    the source. `fitted`: platforms already refitted in this run (else the spec file's values)."""
+    ratio = h200.gpu.depthwise_efficiency / h200.gpu.memory_efficiency
+    say(f"\n== Jetson iGPUs: depthwise_efficiency = memory_efficiency x {ratio:.3f} (H200 grid depthwise / eltwise)")
+    for name in JETSON_GPUS:
+        plat = fitted.get(name) or dlasim.hardware(name)
+        v = plat.gpu.memory_efficiency * ratio
+        say(f"   {name}: {plat.gpu.memory_efficiency:.4g} x {ratio:.3f} = {v:.4g}")
+        queue(name, {"gpu.depthwise_efficiency": v}, {"gpu.depthwise_efficiency": (
+            f"assumption: this GPU's memory_efficiency x {ratio:.3f}, the ratio of depthwise_efficiency to "
+            f"memory_efficiency fitted by {TOOL} on the H200 grid (validation/h200/gpu_grid_results.json "
+            f"depthwise and eltwise); no depthwise data on this GPU")})
 
 
 # --------------------------------------------------------------------------------------------------
@@ -472,7 +480,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="fit and print only; write nothing")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every observation")
+    ap.add_argument("--leave-one-network-out", action="store_true",
+                    help="refit without each network family, report its held-out error; write nothing")
     a = ap.parse_args(argv)
+    if a.leave_one_network_out:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import lono
+        lono.run(sys.modules[__name__], say)
+        return 0
     writes: dict[str, tuple[dict, dict]] = {}
 
     def queue(spec: str, values: dict, sources: dict):
@@ -506,7 +521,7 @@ def main(argv=None) -> int:
     dla_data = (f"{rel(SEEDS / 'xavier_dla_conv_trtexec.csv')} (4 medians, bs32), "
                 f"{rel(SEEDS / 'xavier_dla_conv_breakdown.csv')}, "
                 f"{rel(HAX / 'profiles' / 'googlenet_dla_mark_at_-1.profile')} (rows + 3.656 ms mean)")
-    queue("xavier-agx", C.fitted_values(res_gpu), sources_for(res_gpu, gpu_data))
+    queue("xavier-agx", C.fitted_values(res_gpu), xavier_gpu_sources(res_gpu, gpu_data))
     queue("xavier-agx", C.fitted_values(res_dla), sources_for(res_dla, dla_data))
     seed_data = f"{rel(SEEDS / 'xavier_dla_conv_trtexec.csv')} (4 medians, bs32), {rel(SEEDS / 'xavier_dla_conv_breakdown.csv')}"
     bw_src = sources_for(res_bw, seed_data, extra="; the 3x3 FP16 engine's weight re-reads set it; the NVDLA "
@@ -534,8 +549,9 @@ def main(argv=None) -> int:
     # ---------------- H200
     h0 = dlasim.hardware("h200")
     dense = h200_dense_observations(h0)
-    res_h = C.fit(dense, h0, ["gpu.tensor_efficiency", "gpu.kernel_floor_s"])
-    print_fit("h200 GPU dense (cuBLAS GEMMs + cuDNN convs, kernel time vs layer step)", res_h, a.verbose)
+    gemms = [o for o in dense if not o.dataset.endswith("F_conv")]
+    res_h = C.fit(gemms, h0, ["gpu.tensor_efficiency", "gpu.tensor_latency_s", "gpu.gemm_floor_s"])
+    print_fit("h200 GPU dense (cuBLAS GEMMs, kernel time vs layer step)", res_h, a.verbose)
     h1 = res_h["platform"]
     sparse = h200_sparse_observations(h1)
     res_hs = C.fit(sparse, h1, ["gpu.sparse_efficiency", "gpu.sparse_k_half"])
@@ -550,17 +566,10 @@ def main(argv=None) -> int:
                   "error_pct": 100 * (o.predict(h3, C._CostCache()) / o.measured - 1)} for o in casts]
     print_cases("h200 layout-preserving casts with the transpose-fitted copy parameters (not fitted: one "
                 "reformat efficiency cannot serve both)", cast_rows)
-    res_hm = C.fit(h200_memory_observations(h3, h3.memory.l2_bytes), h3,
-                   ["gpu.memory_efficiency", "gpu.memory_kernel_floor_s"])
-    print_fit("h200 streaming kernels (ReLU/Add larger than L2, and of at most 5 MB; fp16 channels-last)",
-              res_hm, a.verbose)
-    h4 = res_hm["platform"]
-    print_cases("h200 cuDNN depthwise convs with the fitted memory parameters (not fitted: PyTorch's cuDNN "
-                "kernels, not TensorRT tactics)", h200_depthwise_cases(h4))
+    h4 = h200_kernel_classes(h3, queue, [o for o in dense if o.dataset.endswith("F_conv")], a.verbose)
+    jetson_depthwise_share(h4, {"xavier-agx": xav}, queue)
     hsrc = rel(H200_JSON)
-    queue("h200", C.fitted_values(res_hm), sources_for(
-        res_hm, f"{rel(H200_KERNELS)} memory (ReLU/Add > L2 for the efficiency, <= 5 MB for the floor)"))
-    queue("h200", C.fitted_values(res_h), sources_for(res_h, f"{hsrc} C_wave, D_sparse dense, F_conv kernel times"))
+    queue("h200", C.fitted_values(res_h), sources_for(res_h, f"{hsrc} C_wave, D_sparse dense kernel times"))
     queue("h200", C.fitted_values(res_hs), sources_for(res_hs, f"{hsrc} D_sparse sparse/dense kernel-time ratios"))
     queue("h200", C.fitted_values(res_hc), sources_for(res_hc, f"{hsrc} E_reformat nchw_to_nhwc_fp16"))
 
@@ -640,6 +649,12 @@ def main(argv=None) -> int:
                           f"n={res_a['n']}), applied to the A40 (GA102) as an assumption: no A40 data")
     say("\n== a40: no data of its own; copies " + ", ".join(f"{k}={v:.4g}" for k, v in a40.items()))
     queue("a40", a40, a40_src)
+
+    # ---------------- Xavier NX: the same Xavier SoC (DLA v1 cores, Volta SM): every value fitted on AGX Xavier
+    # data is copied, and its source says so (no Xavier NX measurement is fitted)
+    xv, xs = writes.get("xavier-agx", ({}, {}))
+    queue("xavier-nx", dict(xv), {k: f"copied from xavier-agx.toml (same Xavier DLA v1 core / Volta SM; Xavier NX "
+                                     f"is the same SoC), where it reads: {v}" for k, v in xs.items()})
 
     # ---------------- write
     if a.check:

@@ -14,6 +14,10 @@ Sources (reference/dla.md):
   input chunk" moves fewer bytes. time = max(MAC cycles, DRAM cycles), plus weight fetches the MAC array
   waits for when the CBUF cannot double-buffer a kernel group (conv_traffic).
 - s1.4: feature maps in memory pad C to a 32-byte atom (kCHW16 FP16 / kCHW32 INT8).
+- s1.2 "FC / batch" [SPEC]: only direct convolution (CDMA_DC) supports multi-batch, at most `multi_batch_max`
+  (32, s1.1 nv_full maxBatch) images per hardware operation; image-input mode is not direct convolution, so
+  it runs one image per operation. A conv step pays its per-layer overhead once per hardware operation
+  (hw_ops).
 - s3.6 / s0.1 fact 15: Orin (v2) 2:4 structured sparsity, INT8 convolutions with C > 64 only; s0.1 fact 3
   and s2: 105 sparse TOPS = 2x the dense rate. Modelled as an atomic op covering twice the input channels
   (ceil(C / 2 atomic_c) channel atoms, so C <= 64 gains nothing, as the C > 64 rule says [INF]) and
@@ -83,6 +87,21 @@ def sparse_eligible(step: Step, cs: ConvShape, dla: Dla) -> tuple[bool, str]:
     return True, ""
 
 
+def image_mode(cs: ConvShape, first_layer: bool) -> bool:
+    """Image-input mode: the network's first conv on a 1-4 channel input (s1.2 image-input mode)."""
+    return first_layer and cs.c <= 4 and not cs.transposed
+
+
+def hw_ops(cs: ConvShape, dla: Dla, first_layer: bool) -> int:
+    """Hardware operations a conv step of batch N needs (s1.2 [SPEC]: only direct convolution runs several
+    images per operation, up to multi_batch_max; image-input mode one image per operation)."""
+    if dla.multi_batch_max is None:
+        return 1
+    if image_mode(cs, first_layer):
+        return cs.n
+    return math.ceil(cs.n / dla.multi_batch_max)
+
+
 def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool,
                 sparse: bool = False) -> tuple[float, float]:
     """(MAC-array cycles, ideal dense cycles) of a convolution on the DLA (dla.md s1.2). With 2:4 `sparse`
@@ -90,7 +109,7 @@ def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool,
     ak = dla.atomic_k(precision)
     ideal = cs.macs / (dla.mac_atomic_c * ak)
     ac = dla.mac_atomic_c * (2 if sparse else 1)
-    if first_layer and cs.c <= 4 and not cs.transposed:
+    if image_mode(cs, first_layer):
         return ideal / dla.image_mode_utilization, ideal
     if on_depthwise_processor(cs, dla):
         # Orin's depthwise processor (s6.1 block list), at its own rate, no MAC atoms
@@ -199,8 +218,13 @@ def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool
     # depthwise processor, its rate
     run = ideal / 2 if sparse else ideal
     pad_s = 0.0 if on_depthwise_processor(cs, dla) else max(mac_cycles - run, 0) / (hz * eff)
-    return finish(compute, traffic / bw, dla.layer_overhead_s, cs.macs, traffic,
-                  ideal_s=ideal / hz, padding_s=pad_s if mac_cycles >= sdp_cycles else 0.0,
+    pad_s = pad_s if mac_cycles >= sdp_cycles else 0.0
+    # the rest of the cycles above the ideal run at the unit's own rate (the depthwise processor, the SDP/PDP
+    # output rate), plus the MAC efficiency below 1: what causes.py calls compute_bound
+    rate_loss_s = (cycles - run) / (hz * eff) - pad_s + run / hz * (1.0 / eff - 1.0)
+    ops = hw_ops(cs, dla, bool(first))
+    return finish(compute, traffic / bw, dla.layer_overhead_s * ops, cs.macs, traffic, hw_ops=ops,
+                  ideal_s=ideal / hz, padding_s=pad_s, rate_loss_s=rate_loss_s,
                   refetch_bytes=refetch, refetch_s=refetch / bw, weight_stall_s=stall_s,
                   output_bound=sdp_cycles > mac_cycles or pdp_cycles > mac_cycles)
 

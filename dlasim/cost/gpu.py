@@ -11,6 +11,20 @@ Sources (reference/gpu_tensorrt.md):
   (s6.1: a 1 MiB ReLU costs 1.56 us in a CUDA graph on H200; the Xavier GoogLeNet profile,
   validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile, has most pools and prob at 7-12 us,
   small pool_proj / 5x5 convs at 15-38 us). Reformat copies keep `copies.reformat_floor_s` (cost/copies.py).
+- Kernel classes (`kernel_class`): conv (implicit GEMM, R x S > 1), conv1x1, gemm (FC/MatMul with at least a
+  CTA tile of rows), gemv (FC/MatMul with fewer rows than the smallest CTA tile: a weight stream, priced by
+  bytes, not tiles), depthwise, reduce (global pools, reductions) and eltwise (every other memory-bound layer:
+  pointwise, windowed pools, softmax, normalisation, resize). Each class has a floor and
+  an efficiency; a class without its own spec values uses the generic ones (hardware.Gpu). The per-class
+  values are fitted by validation/fit_specs.py on the H200 kernel grid (validation/h200/gpu_grid_results.json).
+- L2 residency (s1.1 L2 sizes; s6.4: "29-39 MB casts show 5.2-5.4 TB/s, i.e. above HBM peak = L2 hits"):
+  when a step's activations (inputs and outputs, weights not counted) fit in `l2_usable_fraction` of the L2,
+  they move at `l2_bandwidth_bytes_per_s` instead of DRAM bandwidth (the producer has just written them; the
+  write-back of dirty lines overlaps later kernels and is not charged). GPUs without these fields: no L2 term.
+- s5 modelling note ("per-kernel latency floor (ramp-up/tail of even a tiny kernel)"): where a spec sets
+  `tensor_latency_s`, a tensor-core kernel pays it once on top of its tiles x waves (latency + throughput),
+  and a GEMV on top of its weight stream; the class floors stay the shortest kernels. Fitted on Xavier's GoogLeNet rows, where one efficiency
+  alone under-predicts the small convs and over-predicts the large ones.
 - s5.1: per-kernel launch overhead (CUDA graphs, as trtexec runs).
 - s2.1 / s2.3: 2:4 sparsity only for constant conv/FC weights, C % 4 == 0, not grouped, FP16/INT8, on
   GPUs with sparse tensor cores; sparse kernels use large tiles; TensorRT times both and keeps the faster.
@@ -48,8 +62,10 @@ def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list
     if best is None:
         return t, {}
     tm, tn, tk, nt, waves, kp = best
+    # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM: with tile, wave and K
+    # efficiency and the channel alignment it makes up time / ideal (causes.py splits the time by them)
     return t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn), "wave_eff": nt / (waves * sms),
-               "k_eff": k / kp}
+               "k_eff": k / kp, "rate_eff": eff * gpu.ctas_per_sm}
 
 
 # A pure function of its arguments (all values, no spec objects), so a cached result is never stale. The
@@ -69,20 +85,69 @@ def _best_tile(m: int, n: int, k: int, sms: int, rate: float,
     return best_t, best
 
 
-def kernel_floor(gpu: Gpu, cs: ConvShape | None) -> float:
-    """The floor of a GPU layer's kernel class (gpu_tensorrt.md s6.1, s6.2, s6.5; the module docstring).
+# global pools and reductions: one output per (image, channel), a reduction kernel (the H200 grid: a global
+# average pool costs 4.7-12 us where a ReLU of the same tensor costs 1.7-5 us); windowed pools stay eltwise
+REDUCE_OPS = frozenset({"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum", "ReduceMin"})
+TENSOR_CLASSES = ("conv", "conv1x1", "gemm")       # tensor-core implicit-GEMM kernels (tiles and waves)
 
-    `cs` is the step's convolution shape (geometry.step_conv_shape), None for a layer that is not a
-    conv/FC/MatMul. Conv, deconv, FC and MatMul run tensor-core implicit-GEMM kernels: `kernel_floor_s`.
-    Depthwise convs (CUDA-core, memory bound, s5.2) and every other layer: `memory_kernel_floor_s`."""
-    if cs is None or cs.depthwise:
-        return gpu.memory_kernel_floor_s
-    return gpu.kernel_floor_s
+
+def kernel_class(op: str, cs: ConvShape | None, precision: str, gpu: Gpu) -> str:
+    """The kernel class of a GPU layer (module docstring): conv, conv1x1, gemm, gemv, depthwise, reduce, eltwise.
+
+    `cs`: the step's convolution shape (geometry.step_conv_shape), None for a layer that is not a conv/FC/MatMul.
+    An FC/MatMul whose GEMM has fewer rows (M) than the smallest CTA tile of its precision would leave most of
+    every tile empty; it runs as a GEMV-like weight stream (the H200 grid: F.linear 25088->4096 takes 51-52 us at
+    every batch 1-32, 4.0 TB/s of weights, validation/h200/gpu_grid_results.json)."""
+    if cs is None:
+        return "reduce" if op in REDUCE_OPS else "eltwise"
+    if cs.depthwise:
+        return "depthwise"
+    if op in ("Gemm", "MatMul"):
+        rows = cs.n * cs.p * cs.q
+        return "gemv" if rows < min(t[0] for t in gpu.cta_tiles(precision)) else "gemm"
+    if cs.r == 1 and cs.s == 1 and not cs.transposed:
+        return "conv1x1"
+    return "conv"
+
+
+def class_floor(gpu: Gpu, cls: str) -> float:
+    """The floor of a kernel class (gpu_tensorrt.md s6.1, s6.2, s6.5): tensor-core classes `kernel_floor_s`,
+    memory-bound ones `memory_kernel_floor_s`, unless the class has its own value."""
+    own = {"conv1x1": gpu.conv1x1_floor_s, "gemm": gpu.gemm_floor_s, "gemv": gpu.gemv_floor_s, "depthwise": gpu.depthwise_floor_s,
+           "reduce": gpu.reduce_floor_s}.get(cls)
+    if own is not None:
+        return own
+    return gpu.kernel_floor_s if cls in TENSOR_CLASSES or cls == "gemv" else gpu.memory_kernel_floor_s
+
+
+def class_efficiency(gpu: Gpu, cls: str) -> float:
+    """The share of DRAM bandwidth a class's memory traffic reaches (`memory_efficiency` for streaming
+    kernels). Tensor-core classes take their compute share from `tensor_efficiency`; conv1x1 has its own
+    bandwidth share (a 1x1 conv moves its bytes slower than a ReLU: the H200 grid)."""
+    own = {"conv1x1": gpu.conv1x1_efficiency, "gemv": gpu.gemv_efficiency, "depthwise": gpu.depthwise_efficiency,
+           "reduce": gpu.reduce_efficiency}.get(cls)
+    return gpu.memory_efficiency if own is None else own
+
+
+def memory_time(act_bytes: float, const_bytes: float, eff: float, plat: Platform) -> tuple[float, float]:
+    """(seconds, share of the activation bytes served by the L2) to move a step's bytes at a class's bandwidth
+    share `eff` (class_efficiency). Activations fit in the L2 when act_bytes <= l2_usable_fraction x l2_bytes
+    (module docstring); then they move at l2_bandwidth_bytes_per_s scaled by eff / memory_efficiency (a class
+    reaches the same fraction of the streaming kernels' L2 rate as of their DRAM rate). Weights
+    (`const_bytes`) always come from DRAM."""
+    gpu = plat.gpu
+    l2 = plat.memory.l2_bytes
+    dram_bw = plat.memory.dram_bandwidth_bytes_per_s * eff
+    if gpu.l2_bandwidth_bytes_per_s is None or gpu.l2_usable_fraction is None or not l2 or \
+            act_bytes > gpu.l2_usable_fraction * l2:
+        return (act_bytes + const_bytes) / dram_bw, 0.0
+    return act_bytes / (gpu.l2_bandwidth_bytes_per_s * eff / gpu.memory_efficiency) + const_bytes / dram_bw, 1.0
 
 
 def step_kernel_floor(step: Step, g: Graph, gpu: Gpu) -> float:
-    """kernel_floor of a GPU layer step (what dlasim.measured compares a measured row against)."""
-    return kernel_floor(gpu, step_conv_shape(step, g))
+    """The kernel-class floor of a GPU layer step (what dlasim.measured compares a measured row against)."""
+    op = step.anchor.op if step.anchor is not None else step.op
+    return class_floor(gpu, kernel_class(op, step_conv_shape(step, g), step.precision, gpu))
 
 
 def sparse_eligible(step: Step, g: Graph, cs: ConvShape, gpu: Gpu, precision: str) -> tuple[bool, str]:
@@ -103,33 +168,54 @@ def sparse_eligible(step: Step, g: Graph, cs: ConvShape, gpu: Gpu, precision: st
 
 def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, sparsity: str) -> StepCost:
     p = step.precision
-    bw = plat.memory.dram_bandwidth_bytes_per_s * gpu.memory_efficiency
+    op = step.anchor.op
+    cls = kernel_class(op, cs, p, gpu)
     b = BYTES[p]
-    in_bytes = elems(step.inputs) * b
-    out_bytes = elems(step.outputs) * b
+    bo = BYTES[step.out_precision or p]     # an INT8 conv that no Q follows writes FP16 (passes/qdq.py)
+    in_bytes = elems(step.inputs[:1]) * b + elems(step.inputs[1:]) * bo
+    out_bytes = elems(step.outputs) * bo
     w_elems = cs.k * (cs.c // cs.groups) * cs.r * cs.s
+    w_bytes = w_elems * b
+    if op == "MatMul" and not g.tensors[step.anchor.inputs[1]].const:
+        in_bytes, w_bytes = in_bytes + w_bytes, 0     # both operands are activations (attention MatMul)
     macs = cs.macs
     peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
     ideal = macs / peak
-    if cs.depthwise:
-        # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): the memory floor
+    floor = class_floor(gpu, cls)
+    if cls == "depthwise":
+        # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): its class bandwidth share
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * (2 if p != "fp32" else 1))
-        nbytes = in_bytes + out_bytes + w_elems * b
-        return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, kernel_floor(gpu, cs),
-                      ideal_s=ideal)
+        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
+        return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
+                      ideal_s=ideal, kernel_class=cls, l2_share=l2)
+    if cls == "gemv":
+        # too few rows for a CTA tile: a weight stream at the class's DRAM share; the MACs at the tensor rate
+        compute = macs / (peak * gpu.tensor_efficiency)
+        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
+        ramp = gpu.tensor_latency_s or 0.0             # the same kernel ramp/tail as a tensor-core kernel
+        return finish(compute, mem + ramp, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
+                      ideal_s=ideal, kernel_class=cls, l2_share=l2, stream_ramp_s=ramp)
+    share = class_efficiency(gpu, cls)
     if step.attrs.get("simt"):
         # an FP32 image-input conv on a TF32 GPU: CUDA-core implicit GEMM (passes/place.py), no tensor tiles
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * gpu.tensor_efficiency)
-        nbytes = in_bytes + out_bytes + w_elems * b
-        return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, kernel_floor(gpu, cs),
-                      ideal_s=ideal, kernel="simt")
+        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, share, plat)
+        return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
+                      ideal_s=ideal, kernel="simt", kernel_class=cls, l2_share=l2)
     cg = padded_channels(cs.c // cs.groups, p)
     m = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
     n, k = cs.k // cs.groups, cg * cs.r * cs.s
+    eff = gpu.tensor_efficiency
     dense, info = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p))
     dense *= cs.groups
-    compute, w_bytes = dense, w_elems * b
-    parts = {"ideal_s": ideal, **info, "sparse": "off"}
+    if gpu.tensor_latency_s:
+        dense += gpu.tensor_latency_s
+    compute = dense
+    parts = {"ideal_s": ideal, **info, "sparse": "off", "kernel_class": cls}
+    if gpu.tensor_latency_s:
+        parts["ramp_s"] = gpu.tensor_latency_s       # inside compute_s: the fixed ramp/tail of the kernel
+    residual = elems(step.inputs[1:]) * bo
+    act = in_bytes + out_bytes
     if sparsity != "disable":
         ok, why = sparse_eligible(step, g, cs, gpu, p)
         if not ok:
@@ -137,22 +223,24 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
         else:
             # sparse tiles run at 2x the dense rate times sparse_efficiency (relative to dense), which
             # grows with the GEMM K over which the sparse prologue/metadata cost is amortised
-            eff = gpu.tensor_efficiency * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
-            sp, sinfo = gemm_time(m, n, k, gpu, p, gpu.sparse_cta_tiles or gpu.cta_tiles(p), 2.0, eff)
-            sp *= cs.groups
+            s_eff = eff * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
+            sp, sinfo = gemm_time(m, n, k, gpu, p, gpu.sparse_cta_tiles or gpu.cta_tiles(p), 2.0, s_eff)
+            sp = sp * cs.groups + (gpu.tensor_latency_s or 0.0)
             sp_bytes = w_bytes // 2 + w_bytes // 16      # half the values + 2-bit metadata per kept value
-            dense_t = max(dense, (in_bytes + out_bytes + w_bytes) / bw)
-            sparse_t = max(sp, (in_bytes + out_bytes + sp_bytes) / bw)
+            dense_t = max(dense, memory_time(act, w_bytes, share, plat)[0])
+            sparse_t = max(sp, memory_time(act, sp_bytes, share, plat)[0])
             parts.update(dense_s=dense_t, sparse_s=sparse_t, sparse_tile=sinfo.get("tile"))
             if sparse_t < dense_t:
                 compute, w_bytes = sp, sp_bytes
                 parts.update(sparse="used", **{f"sparse_{k_}": v for k_, v in sinfo.items()})
             else:
                 parts.update(sparse="too_small", sparse_reason="the dense kernel is as fast or faster")
-    residual = elems(step.inputs[1:]) * b
-    nbytes = in_bytes + out_bytes + w_bytes
-    return finish(compute, nbytes / bw, gpu.launch_overhead_s, macs, nbytes, kernel_floor(gpu, cs),
-                  residual_bytes=residual, **parts)
+    if bo != b:      # the bytes the higher-precision output and residual add over INT8 ones
+        parts["float_io_s"] = (elems(step.outputs) + elems(step.inputs[1:])) * (bo - b) / (
+            plat.memory.dram_bandwidth_bytes_per_s * share)
+    mem, l2 = memory_time(act, w_bytes, share, plat)
+    return finish(compute, mem, gpu.launch_overhead_s, macs, act + w_bytes, floor,
+                  residual_bytes=residual, l2_share=l2, **parts)
 
 
 def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") -> StepCost:
@@ -162,7 +250,6 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
         return conv_cost(step, g, gpu, plat, cs, sparsity)
     p = step.precision
     b = BYTES[p]
-    bw = plat.memory.dram_bandwidth_bytes_per_s * gpu.memory_efficiency
     anchor = step.anchor
     op = anchor.op if anchor is not None else step.op
     if op == "Concat":
@@ -179,14 +266,17 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") or (op == "Transpose" and transpose_is_view(
             step.inputs[0].shape if step.inputs else (), anchor.attrs.get("perm") if anchor is not None else None)):
         return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
-    nbytes = (elems(step.inputs) + elems(step.outputs)) * b
+    cls = kernel_class(op, None, p, gpu)
+    nbytes = elems(step.inputs) * b + elems(step.outputs) * BYTES[step.out_precision or p]
     flags = {}
     if any("unknown_op" in l.flags for l in step.members):
         # an op dlasim does not know: priced as two passes over its data (conservative) and flagged
         flags = {"unmodelled": True}
         nbytes *= 2
-    # pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels with their floor
-    return finish(0.0, nbytes / bw, gpu.launch_overhead_s, 0, nbytes, kernel_floor(gpu, None), **flags)
+    # reductions, pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels of their class
+    mem, l2 = memory_time(nbytes, 0, class_efficiency(gpu, cls), plat)
+    return finish(0.0, mem, gpu.launch_overhead_s, 0, nbytes, class_floor(gpu, cls), kernel_class=cls,
+                  l2_share=l2, **flags)
 
 
 def transpose_is_view(shape, perm) -> bool:

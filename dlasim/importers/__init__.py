@@ -1,6 +1,6 @@
 """Model importers: turn a model file, a zoo name or a Graph into a shaped Graph.
 
-`load_model` is the single entry point (DESIGN.md, "Data flow": model file / zoo / builder -> Graph).
+`load_model` is the single entry point (docs/DESIGN.md, "Data flow": model file / zoo / builder -> Graph).
 Suffixes: `.onnx` (importers/onnx.py, the `onnx` package, imported lazily so the CLI starts fast),
 `.prototxt` (importers/caffe.py, no Caffe dependency), `.json` (Graph.to_json output), and `zoo:NAME`
 (dlasim.zoo). `parse_shapes` reads trtexec's `--shapes=name:1x3x224x224[,name2:...]` spelling.
@@ -17,7 +17,8 @@ SUFFIXES = (".onnx", ".prototxt", ".json")
 
 
 def load_model(model, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:
-    """Load `model` (a Graph, a `.onnx`/`.prototxt`/`.json` path, or `zoo:NAME`) as a shaped Graph.
+    """Load `model` (a Graph, an onnx.ModelProto, a `.onnx`/`.prototxt`/`.json` path, or `zoo:NAME`) as a
+    shaped Graph.
 
     `shapes` overrides input shapes (trtexec --shapes) and fills dynamic dimensions; `batch` sets
     dimension 0 of every input (trtexec --batch). A Graph argument is not modified: overrides make a copy.
@@ -25,9 +26,15 @@ def load_model(model, shapes: dict[str, tuple] | None = None, batch: int | None 
     """
     shapes = {k: tuple(int(d) for d in v) for k, v in (shapes or {}).items()}
     if batch is not None and int(batch) < 1:
-        raise ModelError(f"--batch must be >= 1, got {batch}")
+        raise ModelError(f"batch={batch!r} (--batch): expected an integer >= 1")
     if isinstance(model, Graph):
         g = model
+    elif _is_model_proto(model):
+        from .onnx import load_onnx_model
+        return load_onnx_model(model, shapes, batch)
+    elif not isinstance(model, (str, os.PathLike)):
+        raise ModelError(f"model: expected a path, 'zoo:NAME', a Graph or an onnx.ModelProto, "
+                         f"got {type(model).__name__}")
     else:
         text = os.fspath(model) if isinstance(model, os.PathLike) else str(model)
         if text.startswith("zoo:"):
@@ -39,6 +46,12 @@ def load_model(model, shapes: dict[str, tuple] | None = None, batch: int | None 
     if batch is not None:
         g = g.with_batch(int(batch))
     return g
+
+
+def _is_model_proto(model) -> bool:
+    """An onnx.ModelProto, recognised without importing onnx (the CLI never passes one)."""
+    cls = type(model)
+    return cls.__name__ == "ModelProto" and cls.__module__.split(".")[0] == "onnx"
 
 
 def _load_zoo(name: str) -> Graph:

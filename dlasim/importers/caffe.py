@@ -220,7 +220,8 @@ class _Net:
         if shape and self.batch is not None:
             shape[0] = int(self.batch)
         if not shape or any(int(d) < 1 for d in shape):
-            raise self._err(f"input {name!r} has no shape; give its shape with --shapes {name}:1x3x224x224")
+            raise self._err(f"input {name!r} has no shape; give its shape with shapes={{{name!r}: (1, 3, 224, 224)}} "
+                            f"(--shapes {name}:1x3x224x224)")
         self.tensors[name] = Tensor(name, tuple(int(d) for d in shape))
         self.blob[name] = name
         self.inputs.append(name)
@@ -316,7 +317,7 @@ class _Net:
                 raise self._err(f"layer {name!r} ({kind}): bad parameters ({e})") from None
         unknown = [n for n in self.shapes if n not in self.inputs]
         if unknown:
-            raise ModelError(f"--shapes: {unknown[0]!r} is not an input of {self.source} "
+            raise ModelError(f"shapes (--shapes): {unknown[0]!r} is not an input of {self.source} "
                              f"(inputs: {', '.join(self.inputs)})")
         used = {t for l in self.layers for t in l.inputs}
         outputs = [t for l in self.layers for t in l.outputs if t not in used]

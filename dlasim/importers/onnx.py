@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import ops
 from ..errors import ModelError
 from ..ir import Graph, Layer, Tensor
 
@@ -79,6 +80,14 @@ def read_onnx(path: str):
     return model
 
 
+def load_onnx_model(model, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:
+    """Import an in-memory onnx.ModelProto (`dlasim.load(proto)`); messages name it by its graph name."""
+    source = f"ModelProto {model.graph.name!r}" if model.HasField("graph") and model.graph.name else "ModelProto"
+    if not model.HasField("graph") or not (model.graph.node or model.graph.input):
+        raise ModelError(f"{source}: not a valid ONNX model (no graph)")
+    return _Importer(model, source).run(dict(shapes or {}), batch)
+
+
 def _one_line(e: Exception) -> str:
     text = " ".join(str(e).split()) or type(e).__name__
     return text if len(text) < 200 else text[:197] + "..."
@@ -119,14 +128,15 @@ class _Importer:
         names = [i.name for i in inputs]
         for name in shapes:
             if name not in names:
-                raise ModelError(f"--shapes: {name!r} is not an input of {self.path} (inputs: {', '.join(names)})")
+                raise ModelError(f"shapes (--shapes): {name!r} is not an input of {self.path} "
+                                 f"(inputs: {', '.join(names)})")
         static = all((d := _dims(i)) is not None and None not in d for i in inputs)
         for inp in inputs:
             if static:
                 dims = _dims(inp)
                 if inp.name in shapes and len(shapes[inp.name]) != len(dims):
-                    raise ModelError(f"--shapes: input {inp.name!r} has {len(dims)} dimensions in {self.path}, "
-                                     f"got {'x'.join(map(str, shapes[inp.name]))}")
+                    raise ModelError(f"shapes (--shapes): input {inp.name!r} has {len(dims)} dimensions in "
+                                     f"{self.path}, got {'x'.join(map(str, shapes[inp.name]))}")
                 self.tensors[inp.name] = Tensor(inp.name, tuple(dims),
                                                 _DTYPES.get(inp.type.tensor_type.elem_type, "float32"))
                 continue
@@ -134,8 +144,8 @@ class _Importer:
             if inp.name in shapes:
                 given = [int(d) for d in shapes[inp.name]]
                 if dims is not None and len(dims) != len(given):
-                    raise ModelError(f"--shapes: input {inp.name!r} has {len(dims)} dimensions in {self.path}, "
-                                     f"got {'x'.join(map(str, given))}")
+                    raise ModelError(f"shapes (--shapes): input {inp.name!r} has {len(dims)} dimensions in "
+                                     f"{self.path}, got {'x'.join(map(str, given))}")
                 dims = given
             if dims and batch is not None:
                 dims[0] = int(batch)
@@ -143,8 +153,9 @@ class _Importer:
             if dims is None or any(d is None for d in dims):
                 example = "x".join(str(d or 1) for d in dims) if dims else "1x3x224x224"
                 what = "has a dynamic dimension" if dims else "has no shape"
+                as_tuple = "(" + ", ".join(example.split("x")) + ("," if "x" not in example else "") + ")"
                 raise ModelError(f"{self.path}: input {inp.name!r} {what}; give its shape with "
-                                 f"--shapes {inp.name}:{example}")
+                                 f"shapes={{{inp.name!r}: {as_tuple}}} (--shapes {inp.name}:{example})")
             shape = inp.type.tensor_type.shape
             shape.ClearField("dim")
             for d in dims:
@@ -341,6 +352,8 @@ class _Importer:
             dropped.update(unresolved)
         inputs = [t for i, t in enumerate(inputs) if i not in dropped]
         self._normalise(op, attrs, x, node, name, outs)
+        if op in ops.QDQ:
+            self._qdq_attrs(node, attrs, name)
         return Layer(name, op, inputs, [t for t in node.output if t], attrs)
 
     def _normalise(self, op: str, attrs: dict, x, node, name: str, outs) -> None:
@@ -379,6 +392,34 @@ class _Importer:
                 del attrs["sizes"]
         if op in _AUTO_PAD_OPS:
             self._explicit_pads(op, attrs, x, node, name, outs)
+
+    # ---- explicit quantization (QuantizeLinear / DequantizeLinear) ---------------------------------
+    def _qdq_attrs(self, node, attrs: dict, name: str) -> None:
+        """Record what the Q/DQ passes need: per-tensor or per-channel scale (and its axis), the integer type.
+
+        ONNX QuantizeLinear/DequantizeLinear: opset 10 has per-tensor scales only; opset 13 adds per-axis
+        scales with `axis` (default 1). TensorRT takes INT8 (signed) quantization with zero point 0
+        (gpu_tensorrt.md s5.2 "Q/DQ fusion"); a uint8 zero point is recorded, not rejected."""
+        scale = node.input[1] if len(node.input) > 1 else ""
+        shape = (self._const_shape(scale) or self.known.get(scale)) if scale else None
+        n = math.prod(shape) if shape else 1
+        if n > 1 and self.opset < 13:
+            raise ModelError(f"{self.path}: layer {name!r} ({node.op_type}): a per-channel scale ({n} values) "
+                             f"needs opset 13 or later; the model declares opset {self.opset}")
+        attrs["per_channel"] = n > 1
+        if n > 1:
+            attrs["axis"] = int(attrs.get("axis", 1))
+        else:
+            attrs.pop("axis", None)
+        zp = node.input[2] if len(node.input) > 2 else ""
+        zt = self.inits.get(zp) if zp else None
+        attrs["qtype"] = _DTYPES.get(zt.data_type, "int8") if zt is not None else ("int8" if zp else "uint8")
+
+    def _quantized_weights(self) -> set[str]:
+        """Outputs of DequantizeLinear nodes folded into constants: weights stored as INT8 in the engine
+        (TensorRT quantizes constant weights at build time, gpu_tensorrt.md s5.2 "Q/DQ fusion")."""
+        return {o for n in self.graph.node if n.op_type == "DequantizeLinear" and self._is_folded(n)
+                for o in n.output if o}
 
     def _explicit_pads(self, op: str, attrs: dict, x, node, name: str, outs) -> None:
         """auto_pad SAME_UPPER/SAME_LOWER/VALID and ConvTranspose output_shape -> explicit pads [t,l,b,r]."""
@@ -443,6 +484,7 @@ class _Importer:
             layers.append(self._layer(node, name))
         outputs = [o.name for o in self.graph.output]
         layers = _drop_dead(layers, set(outputs))
+        int8_weights = self._quantized_weights()
         for layer in layers:
             for t in layer.inputs:
                 if t and t not in self.tensors:
@@ -451,6 +493,8 @@ class _Importer:
                         dtype = (_DTYPES.get(self.inits[t].data_type, "float32") if t in self.inits
                                  else str(self.folded[t].dtype) if t in self.folded
                                  else self.dtypes.get(t, "float32"))
+                        if t in int8_weights:
+                            dtype = "int8"
                         self.tensors[t] = Tensor(t, shape, dtype, const=True)
             for t in layer.outputs:
                 self.tensors[t] = Tensor(t, self.known.get(t), self.dtypes.get(t, "float32"))

@@ -15,9 +15,10 @@ from .fold import fold
 from .fuse import fuse
 from .partition import partition
 from .place import assign_precision, check_dla_support, place
+from .qdq import quantize
 from .reformat import insert_reformats, parse_io_formats
 
-PASSES = (fold, check_dla_support, place, assign_precision, fuse, partition, insert_reformats)
+PASSES = (fold, check_dla_support, place, assign_precision, fuse, quantize, partition, insert_reformats)
 
 DEVICES = ("dla", "gpu")
 PRECISIONS = ("fp32", "fp16", "int8", "best")
@@ -29,19 +30,19 @@ def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision:
                input_formats: str | None = None, output_formats: str | None = None) -> Plan:
     """Run every pass over `graph` (already at the wanted batch) for `platform`."""
     if device not in DEVICES:
-        raise DlasimError(f"--device: expected one of {', '.join(DEVICES)}, got {device!r}")
+        raise DlasimError(f"device={device!r}: expected one of {', '.join(DEVICES)}")
     if precision not in PRECISIONS:
-        raise DlasimError(f"--precision: expected one of {', '.join(PRECISIONS)}, got {precision!r}")
+        raise DlasimError(f"precision={precision!r}: expected one of {', '.join(PRECISIONS)}")
     if sparsity not in SPARSITY:
-        raise DlasimError(f"--sparsity: expected one of {', '.join(SPARSITY)}, got {sparsity!r}")
+        raise DlasimError(f"sparsity={sparsity!r}: expected one of {', '.join(SPARSITY)}")
     check_dla_core(platform, dla_core)
     if device == "gpu" and platform.gpu is None:
-        raise DlasimError(f"{platform.name} has no GPU; use --device dla")
+        raise DlasimError(f"{platform.name} has no GPU; use device='dla' (--device dla)")
     if device == "dla" and platform.gpu is None:
         gpu_fallback = False
     plan = Plan(graph, platform, device, precision, graph.batch, gpu_fallback, sparsity, dla_core,
-                io_formats={"inputs": parse_io_formats(input_formats, "--inputIOFormats"),
-                            "outputs": parse_io_formats(output_formats, "--outputIOFormats")})
+                io_formats={"inputs": parse_io_formats(input_formats, "input_formats (--inputIOFormats)"),
+                            "outputs": parse_io_formats(output_formats, "output_formats (--outputIOFormats)")})
     for p in PASSES:
         p(plan)
     return plan

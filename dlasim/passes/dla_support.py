@@ -25,6 +25,10 @@ REWRITES = {
     "HardSwish": "use ReLU, or build HardSwish from Clip and Mul",
     "Swish": "export SiLU as Sigmoid and Mul (DLA-supported, as two extra SDP passes) or use ReLU",
     "Gelu": "build GELU from Mul, Add and Tanh (DLA-supported, as extra SDP passes) or use ReLU",
+    "QuantizeLinear": "collapse the Q/DQ pairs into INT8 scales (implicit quantization, tools/qdq-translator; "
+                      "dla.md s4.1)",
+    "DequantizeLinear": "collapse the Q/DQ pairs into INT8 scales (implicit quantization, tools/qdq-translator; "
+                        "dla.md s4.1)",
 }
 
 

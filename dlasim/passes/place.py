@@ -8,6 +8,7 @@ naming the layer. Precision: the DLA runs FP16 or INT8 only (s3.1); some ops run
 from __future__ import annotations
 
 from ..errors import BuildError
+from ..ops import QDQ          # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
 from ..plan import Decision
 from .dla_support import REWRITES, check_layer
 
@@ -25,9 +26,7 @@ def check_dla_support(plan) -> None:
         return
     dla = plan.platform.dla
     if dla is None:
-        raise BuildError(f"{plan.platform.name} has no DLA; use --device gpu")
-    if plan.dla_core >= dla.cores:
-        raise BuildError(f"--useDLACore={plan.dla_core}: {plan.platform.name} has {dla.cores} DLA core(s)")
+        raise BuildError(f"{plan.platform.name} has no DLA; use device='gpu' (--device gpu)")
     prec = "fp16" if plan.precision == "fp32" else ("int8" if plan.precision == "best" else plan.precision)
     g, batch = plan.graph, plan.batch
     supported = frozenset(dla.support.ops)      # built once per build: a set lookup per layer, not a list scan
@@ -54,7 +53,7 @@ def place(plan) -> None:
         if not plan.gpu_fallback:
             hint = REWRITES.get(layer.op)
             raise BuildError(f"layer {layer.name!r} ({layer.op}) is not supported on DLA: {step.reason}; "
-                             f"GPU fallback is not enabled (--allowGPUFallback)"
+                             f"GPU fallback is off (gpu_fallback=False; trtexec: no --allowGPUFallback)"
                              + (f"; {hint}" if hint and hint not in step.reason else ""))
         step.device = "gpu"
         plan.fallback.append({"name": layer.name, "op": layer.op, "reason": step.reason})
@@ -100,7 +99,7 @@ def assign_precision(plan) -> None:
         else:
             p = gpu_p
             if p == "int8":
-                odd = [l.op for l in step.members if l.op not in GPU_INT8_OPS]
+                odd = [l.op for l in step.members if l.op not in GPU_INT8_OPS and l.op not in QDQ]
                 if odd:
                     p = "fp16"
                     step.reason = step.reason or f"{min(odd)} has no INT8 kernel; runs in FP16"

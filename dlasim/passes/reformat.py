@@ -101,6 +101,10 @@ def insert_reformats(plan) -> None:
             out.append(Step(name=f"DLA loadable {step.subgraph} launch", kind="overhead", op="Launch",
                             device="dla", precision=step.precision, subgraph=step.subgraph,
                             attrs={"first_layer": step.members[0].name}))
+        if "qdq" in step.attrs:               # a Q/DQ that did not fuse (passes/qdq.py rule 5): the copy itself
+            _qdq_copy(step, net_inputs, gpu_fmt, producer, tf32)
+            out.append(step)
+            continue
         anchor = step.anchor if step.kind == "layer" else None
         op = anchor.op if anchor is not None else step.op
         need = None                       # the format a GPU step needs; None: it takes what it is given
@@ -111,8 +115,10 @@ def insert_reformats(plan) -> None:
                 need = (step.precision, native_format("gpu", step.precision, tf32))
         seen = None                       # the format of the step's first input as it reads it
         wanted = need or (step.precision, native_format(step.device, step.precision))
-        for t in step.inputs:
+        for i, t in enumerate(step.inputs):
             want = wanted
+            if i and step.out_precision:      # a fused residual is read in the output precision (qdq.py rule 3)
+                want = (step.out_precision, wanted[1])
             if t.name in net_inputs:
                 have = net_inputs[t.name]
                 ok = (have[0] == step.precision and
@@ -133,7 +139,7 @@ def insert_reformats(plan) -> None:
                 add_copy("transition", t, (p.precision, native_format(p.device, p.precision)), want, step.device,
                          f"{p.device.upper()} -> {step.device.upper()} hand-over", p.device)
             elif p.device == "gpu":
-                have = gpu_fmt.get(t.name) or (p.precision, native_format("gpu", p.precision, tf32))
+                have = gpu_fmt.get(t.name) or (_written(p), native_format("gpu", _written(p), tf32))
                 if need is None and have[0] == step.precision:
                     want = have
                 if have != want:
@@ -145,7 +151,7 @@ def insert_reformats(plan) -> None:
         if step.device == "gpu":
             fmt = need or seen or (step.precision, native_format("gpu", step.precision, tf32))
             for t in step.outputs:
-                gpu_fmt[t.name] = (step.precision, fmt[1])
+                gpu_fmt[t.name] = (_written(step), fmt[1])
         out.append(step)
     # network outputs back to the requested (default FP32 linear) format
     for i, name in enumerate(g.outputs):
@@ -154,13 +160,37 @@ def insert_reformats(plan) -> None:
         if p is None:
             continue
         want = out_fmts[i] if i < len(out_fmts) else (out_fmts[-1] if out_fmts else ("fp32", "linear"))
-        have = (p.precision, native_format(p.device, p.precision))
+        have = gpu_fmt.get(t.name) or (_written(p), native_format(p.device, _written(p)))
         if p.device == "dla":
             ok = want[0] == p.precision and want[1] in DLA_OUTPUT_FORMATS.get(p.precision, ())
         else:
-            ok = want[0] == p.precision
+            ok = want[0] == _written(p)
         if not ok:
             add_copy("reformat", t, have, want, "host",
                      f"network output {p.device.upper()} {have[0]}:{have[1]} -> {want[0]}:{want[1]}", p.device)
     plan.steps = out
     plan.transitions = transitions
+
+
+def _written(step: Step) -> str:
+    """The precision a step writes its outputs in (an INT8 conv no Q follows writes FP16, passes/qdq.py)."""
+    return step.out_precision or step.precision
+
+
+def _qdq_copy(step: Step, net_inputs: dict, gpu_fmt: dict, producer: dict, tf32: bool) -> None:
+    """Formats and bytes of a Q/DQ that became a reformat: from the format its input was written in to
+    INT8 chw32 (a Q: what INT8 tensor-core convolutions read) or, for a DQ, to the higher precision in the
+    same layout (trex qat-residual "DequantizeLinear_291": Int8 chw32 -> FP32)."""
+    t = step.inputs[0]
+    src_p, dst_p = step.attrs["qdq"]
+    p = producer.get(t.name)
+    if t.name in net_inputs:
+        have = net_inputs[t.name]
+    else:
+        have = gpu_fmt.get(t.name) or ((_written(p), native_format("gpu", _written(p), tf32)) if p is not None
+                                       else (src_p, "linear"))
+    dst = (dst_p, native_format("gpu", "int8")) if dst_p == "int8" else (dst_p, have[1])
+    rd, wr = copy_bytes(t.shape, have, dst)
+    step.attrs.update(src=have, dst=dst, bytes_read=rd, bytes_written=wr, toward="gpu", **{"from": "gpu"})
+    for o in step.outputs:
+        gpu_fmt[o.name] = dst

@@ -1,4 +1,5 @@
-"""Classifiers: ResNet, MobileNet V1/V2, GoogLeNet."""
+"""Classifiers: ResNet, MobileNet V1/V2, GoogLeNet, and torchvision AlexNet, VGG-16/19, SqueezeNet 1.1,
+DenseNet-121, MnasNet 1.0."""
 from __future__ import annotations
 
 from typing import Callable
@@ -128,6 +129,111 @@ def _googlenet(b: GraphBuilder, x: str) -> list[str]:
     return [b.softmax(b.fc(x, 1000, name="loss3/classifier"), name="prob")]
 
 
+# ---- torchvision AlexNet, VGG, SqueezeNet 1.1 (torchvision.models definitions, 224x224) -----------------
+
+
+def _conv_relu(b: GraphBuilder, x: str, c: int, k: int, s: int, pad: int, name: str) -> str:
+    return b.relu(b.conv(x, c, kernel=k, stride=s, pad=pad, name=f"{name}"), name=f"{name}.relu")
+
+
+def _fc_head(b: GraphBuilder, x: str, p: str) -> str:
+    """flatten -> (Dropout) FC 4096 + ReLU -> (Dropout) FC 4096 + ReLU -> FC 1000."""
+    x = b.flatten(x, name=f"{p}.flatten")
+    for i in (1, 4):
+        x = b.relu(b.fc(b.op("Dropout", [x], {"ratio": 0.5}, f"{p}.{i - 1}"), 4096, name=f"{p}.{i}"),
+                   name=f"{p}.{i + 1}")
+    return b.fc(x, 1000, name=f"{p}.6")
+
+
+def _alexnet(b: GraphBuilder, x: str) -> list[str]:
+    for i, (c, k, s, pad, pool) in enumerate([(64, 11, 4, 2, True), (192, 5, 1, 2, True), (384, 3, 1, 1, False),
+                                              (256, 3, 1, 1, False), (256, 3, 1, 1, True)]):
+        x = _conv_relu(b, x, c, k, s, pad, f"features.{i}")
+        if pool:
+            x = b.maxpool(x, 3, 2, name=f"features.{i}.pool")
+    return [_fc_head(b, x, "classifier")]  # AdaptiveAvgPool2d(6) is the identity at 224x224
+
+
+VGG = {"vgg16": (2, 2, 3, 3, 3), "vgg19": (2, 2, 4, 4, 4)}
+
+
+def _vgg(depths: tuple[int, ...]) -> Callable[[GraphBuilder, str], list[str]]:
+    def build(b: GraphBuilder, x: str) -> list[str]:
+        i = 0
+        for c, n in zip((64, 128, 256, 512, 512), depths):
+            for _ in range(n):
+                x = _conv_relu(b, x, c, 3, 1, 1, f"features.{i}")
+                i += 1
+            x = b.maxpool(x, 2, 2, name=f"features.{i}.pool")
+            i += 1
+        return [_fc_head(b, x, "classifier")]  # AdaptiveAvgPool2d(7) is the identity at 224x224
+    return build
+
+
+def _fire(b: GraphBuilder, x: str, sq: int, ex: int, p: str) -> str:
+    y = _conv_relu(b, x, sq, 1, 1, 0, f"{p}.squeeze")
+    return b.concat([_conv_relu(b, y, ex, 1, 1, 0, f"{p}.expand1x1"), _conv_relu(b, y, ex, 3, 1, 1, f"{p}.expand3x3")],
+                    name=f"{p}.cat")
+
+
+def _squeezenet1_1(b: GraphBuilder, x: str) -> list[str]:
+    x = b.maxpool(_conv_relu(b, x, 64, 3, 2, 0, "features.0"), 3, 2, ceil=True, name="features.2")
+    for i, (sq, ex, pool) in enumerate([(16, 64, False), (16, 64, True), (32, 128, False), (32, 128, True),
+                                        (48, 192, False), (48, 192, False), (64, 256, False), (64, 256, False)]):
+        x = _fire(b, x, sq, ex, f"features.fire{i}")
+        if pool:
+            x = b.maxpool(x, 3, 2, ceil=True, name=f"features.fire{i}.pool")
+    x = _conv_relu(b, b.op("Dropout", [x], {"ratio": 0.5}, "classifier.0"), 1000, 1, 1, 0, "classifier.1")
+    return [b.flatten(b.global_avgpool(x, name="classifier.3"), name="flatten")]
+
+
+# ---- torchvision DenseNet-121 (growth 32, bn_size 4, blocks 6/12/24/16) and MnasNet 1.0 ---------------
+
+
+def _densenet121(b: GraphBuilder, x: str) -> list[str]:
+    x = conv_bn_act(b, x, 64, 7, 2, "relu", "features.conv0", "features.norm0", "features.relu0")
+    x = b.maxpool(x, 3, 2, pad=1, name="features.pool0")
+    for i, n in enumerate((6, 12, 24, 16), start=1):
+        feats = [x]
+        for j in range(1, n + 1):
+            p = f"features.denseblock{i}.denselayer{j}"
+            y = b.concat(feats, name=f"{p}.cat") if len(feats) > 1 else feats[0]  # torch.cat(prev_features)
+            y = b.relu(b.bn(y, name=f"{p}.norm1"), name=f"{p}.relu1")
+            y = b.conv(y, 128, kernel=1, bias=False, name=f"{p}.conv1")
+            y = b.relu(b.bn(y, name=f"{p}.norm2"), name=f"{p}.relu2")
+            feats.append(b.conv(y, 32, kernel=3, bias=False, name=f"{p}.conv2"))
+        x = b.concat(feats, name=f"features.denseblock{i}.cat")
+        if i < 4:
+            p = f"features.transition{i}"
+            y = b.relu(b.bn(x, name=f"{p}.norm"), name=f"{p}.relu")
+            y = b.conv(y, b.shape(x)[1] // 2, kernel=1, bias=False, name=f"{p}.conv")
+            x = b.avgpool(y, 2, 2, name=f"{p}.pool")
+    x = b.relu(b.bn(x, name="features.norm5"), name="relu")
+    return [classifier(b, x)]
+
+
+MNASNET = [(24, 3, 2, 3, 3), (40, 5, 2, 3, 3), (80, 5, 2, 6, 3), (96, 3, 1, 6, 2), (192, 5, 2, 6, 4),
+           (320, 3, 1, 6, 1)]  # out channels, kernel, first stride, expansion, repeats (torchvision mnasnet1_0)
+
+
+def _mnas_block(b: GraphBuilder, x: str, c: int, k: int, s: int, t: int, p: str) -> str:
+    cin = b.shape(x)[1]
+    y = conv_bn_act(b, x, cin * t, 1, 1, "relu", f"{p}.expand")
+    y = conv_bn_act(b, y, cin * t, k, s, "relu", f"{p}.depthwise", groups=cin * t)
+    y = conv_bn(b, y, c, 1, 1, f"{p}.project")
+    return b.add(x, y, name=f"{p}.add") if s == 1 and cin == c else y
+
+
+def _mnasnet1_0(b: GraphBuilder, x: str) -> list[str]:
+    x = conv_bn_act(b, x, 32, 3, 2, "relu", "layers.0")
+    x = conv_bn_act(b, x, 32, 3, 1, "relu", "layers.3", groups=32)
+    x = conv_bn(b, x, 16, 1, 1, "layers.6")
+    for i, (c, k, s, t, n) in enumerate(MNASNET, start=8):
+        for j in range(n):
+            x = _mnas_block(b, x, c, k, s if j == 0 else 1, t, f"layers.{i}.{j}")
+    return [classifier(b, conv_bn_act(b, x, 1280, 1, 1, "relu", "layers.14"))]
+
+
 MODELS: dict[str, ZooModel] = {
     "resnet18": ZooModel(_resnet(basic_block, (2, 2, 2, 2)), (3, 224, 224),
                          "ResNet-18 (torchvision), basic blocks, 224x224, ~1.8 GMACs"),
@@ -143,4 +249,19 @@ MODELS: dict[str, ZooModel] = {
     "googlenet": ZooModel(_googlenet, (3, 224, 224),
                           "GoogLeNet / Inception v1 (BVLC Caffe deploy: LRN, ceil-mode pooling, Softmax), "
                           "224x224, ~1.6 GMACs"),
+    "resnet101": ZooModel(_resnet(bottleneck, (3, 4, 23, 3)), (3, 224, 224),
+                          "ResNet-101 (torchvision v1.5), 224x224, ~7.8 GMACs"),
+    "resnet152": ZooModel(_resnet(bottleneck, (3, 8, 36, 3)), (3, 224, 224),
+                          "ResNet-152 (torchvision v1.5), 224x224, ~11.5 GMACs"),
+    "alexnet": ZooModel(_alexnet, (3, 224, 224), "AlexNet (torchvision), 224x224, ~0.71 GMACs"),
+    "vgg16": ZooModel(_vgg(VGG["vgg16"]), (3, 224, 224), "VGG-16 (torchvision, no BN), 224x224, ~15.5 GMACs"),
+    "vgg19": ZooModel(_vgg(VGG["vgg19"]), (3, 224, 224), "VGG-19 (torchvision, no BN), 224x224, ~19.6 GMACs"),
+    "squeezenet1_1": ZooModel(_squeezenet1_1, (3, 224, 224),
+                              "SqueezeNet 1.1 (torchvision), fire modules, 224x224, ~0.35 GMACs"),
+    "densenet121": ZooModel(_densenet121, (3, 224, 224),
+                            "DenseNet-121 (torchvision): 4 dense blocks (BN-ReLU-conv, growth 32, a concat per "
+                            "layer), 224x224, ~2.9 GMACs"),
+    "mnasnet1_0": ZooModel(_mnasnet1_0, (3, 224, 224),
+                           "MnasNet 1.0 (torchvision): inverted residuals with 3x3/5x5 depthwise convs and ReLU, "
+                           "224x224, ~0.31 GMACs"),
 }

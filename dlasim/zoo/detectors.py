@@ -1,11 +1,11 @@
-"""Detectors: YOLOv8-L backbone, YOLOv4, SSD-MobileNetV1."""
+"""Detectors: YOLOv8-L backbone, YOLOv4, SSD-MobileNetV1, SSD-ResNet34 (MLPerf)."""
 from __future__ import annotations
 
 from typing import Callable
 
 from ..ir import GraphBuilder
 from .blocks import ZooModel, conv_bn_act
-from .classifiers import mobilenet_v1_features
+from .classifiers import basic_block, mobilenet_v1_features
 
 # ---- YOLOv8-L backbone (ultralytics yolov8l.yaml, width 1.0, depth 1.0, max channels 512) ---------
 
@@ -128,6 +128,39 @@ def _ssd_mobilenet_v1(b: GraphBuilder, x: str) -> list[str]:
     return [box, cls]
 
 
+# ---- SSD-ResNet34 (MLPerf Inference 'SSD-Large', mlcommons/inference ssd_r34.py, 1200x1200, COCO 81) -----
+# Backbone: torchvision ResNet-34 conv1..layer3 with layer3's first block at stride 1 (150x150x256 at 1200).
+# Six extra blocks (1x1 reduce + ReLU, 3x3 + ReLU, with bias) make the six detection maps 50, 25, 13, 7, 3, 3;
+# each map has a 3x3 box head (4 per default box) and a 3x3 class head (81 per default box), with 4, 6, 6, 6,
+# 4, 4 default boxes: 15130 boxes. ~216 GMACs (MLPerf quotes 433 GOPs per 1200x1200 image). The strides and
+# paddings of the extra blocks are reconstructed from those totals; decode and NMS run outside the network.
+
+SSD_R34_EXTRAS = [(256, 512, 3, 1), (256, 512, 2, 1), (128, 256, 2, 1), (128, 256, 2, 1), (128, 256, 2, 0),
+                  (128, 256, 1, 1)]  # 1x1 width, 3x3 width, 3x3 stride, 3x3 padding
+SSD_R34_DEFAULTS = [4, 6, 6, 6, 4, 4]
+SSD_R34_CLASSES = 81
+
+
+def _ssd_resnet34(b: GraphBuilder, x: str) -> list[str]:
+    x = conv_bn_act(b, x, 64, 7, 2, "relu", "backbone.conv1", "backbone.bn1", "backbone.relu")
+    x = b.maxpool(x, 3, 2, pad=1, name="backbone.maxpool")
+    for i, (c, n, s) in enumerate(((64, 3, 1), (128, 4, 2), (256, 6, 1)), start=1):
+        for j in range(n):
+            x = basic_block(b, x, c, s if j == 0 else 1, f"backbone.layer{i}.{j}")
+    maps = []
+    for i, (c1, c3, s, p) in enumerate(SSD_R34_EXTRAS):
+        y = b.relu(b.conv(x, c1, kernel=1, name=f"additional_blocks.{i}.0"), name=f"additional_blocks.{i}.1")
+        x = b.relu(b.conv(y, c3, kernel=3, stride=s, pad=p, name=f"additional_blocks.{i}.2"),
+                   name=f"additional_blocks.{i}.3")
+        maps.append(x)
+    locs, confs = [], []
+    for i, (m, nd) in enumerate(zip(maps, SSD_R34_DEFAULTS)):
+        for kind, per, out in (("loc", 4, locs), ("conf", SSD_R34_CLASSES, confs)):
+            y = b.conv(m, nd * per, kernel=3, name=f"{kind}.{i}")
+            out.append(b.reshape(y, [0, per, -1], name=f"{kind}.{i}.reshape"))
+    return [b.concat(locs, axis=2, name="locs"), b.concat(confs, axis=2, name="confs")]
+
+
 MODELS: dict[str, ZooModel] = {
     "yolov8l_backbone": ZooModel(_yolov8l_backbone, (3, 640, 640),
                                  "YOLOv8-L backbone (ultralytics, C2f + SPPF, SiLU as Sigmoid+Mul), 640x640"),
@@ -139,4 +172,7 @@ MODELS: dict[str, ZooModel] = {
     "ssd_mobilenet_v1": ZooModel(_ssd_mobilenet_v1, (3, 300, 300),
                                  "SSD-MobileNetV1 (TF ssd_mobilenet_v1_coco, 91 classes, 1917 anchors), "
                                  "300x300; NMS runs on the GPU in the reference and is not modelled"),
+    "ssd_resnet34": ZooModel(_ssd_resnet34, (3, 1200, 1200),
+                             "SSD-ResNet34 (MLPerf Inference SSD-Large, COCO 81 classes, 15130 boxes), "
+                             "1200x1200, ~216 GMACs; decode/NMS not modelled"),
 }

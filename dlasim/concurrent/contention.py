@@ -1,0 +1,245 @@
+"""Contention of concurrent engines: a fluid (event) simulation over the engines' steps.
+
+Each engine runs its steps in order, back to back (throughput mode, as trtexec --duration in parallel
+processes), or as a stage of a pipeline (it may start frame n only after the previous stage finished it).
+Between two events (a step finishing) the set of running steps is fixed, and so are their rates:
+
+- Units (the GPU, each DLA core) are shared by the steps running on them at once, each getting an equal
+  share (processor sharing): the GPU engine's kernels and a DLA engine's GPU-fallback layers and reformat
+  copies compete for GPU time (reference/dla.md s0.1 fact 14 and s5.1: the copies into and out of DLA memory
+  and the reformats run on the GPU; the forum measurement in ../shared/data/public2 FOR-01..05 shows a GPU
+  engine slowing when DLA engines with GPU reformats run beside it).
+- DRAM is shared by all running steps (reference/dla.md s0.1 fact 6: "DRAM bandwidth is shared with
+  GPU/CPU", s4 FAQ: DLA and GPU contend for DRAM). A step alone needs `memory_s` to move its bytes at its
+  own engine's DRAM rate. When the running steps together would draw more than the bandwidth the whole
+  system sustains, every memory stream is slowed by one common factor f (bandwidth shared in proportion
+  to each stream's demand); a step's time becomes overhead + max(non-memory time, memory_s / f), so a
+  compute-bound step absorbs the slower stream until its memory part becomes the longer one.
+
+Everything here is a pure function of typed records; the spec numbers come in as arguments.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One step of an engine, as the stand-alone estimate costed it."""
+    name: str
+    kind: str                 # "layer" | "reformat" | "transition" | "overhead"
+    unit: str                 # the unit it occupies: "gpu", "dla0", "dla1"
+    time_s: float             # stand-alone time
+    memory_s: float           # stand-alone time to move its DRAM bytes
+    overhead_s: float         # fixed part (launch, synchronisation)
+    dram_bytes: int
+
+    def time_at(self, f: float) -> float:
+        """Its time when its memory stream runs at f times its stand-alone rate (f <= 1)."""
+        if self.memory_s <= 0.0 or f >= 1.0:
+            return self.time_s
+        body = max(self.time_s - self.overhead_s, 0.0)
+        other = body if self.memory_s < body else 0.0
+        return self.overhead_s + max(other, self.memory_s / f)
+
+    def shared_time(self, f: float, n: int) -> float:
+        """Its time with n steps on its unit at once: the body takes turns on the unit, the fixed part
+        (launch, synchronisation wait) does not occupy it."""
+        t = self.time_at(f)
+        return t if n <= 1 else self.overhead_s + n * (t - self.overhead_s)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A step occurrence on the simulated timeline."""
+    engine: int
+    step: int
+    name: str
+    kind: str
+    unit: str
+    start_s: float
+    end_s: float
+    iteration: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepShare:
+    """Where one engine's time went, summed over its measured iterations (per iteration)."""
+    alone_s: float            # stand-alone time of the steps
+    dram_s: float             # added because DRAM streams ran slower (shared bandwidth)
+    unit_s: float             # added because the unit (GPU, DLA core) was shared with other engines
+    copies_dram_s: float      # of dram_s, in reformat / transition steps
+    copies_unit_s: float      # of unit_s, in reformat / transition steps
+    wait_s: float             # pipeline: idle waiting for the previous stage or a free buffer
+
+
+@dataclass(frozen=True, slots=True)
+class EngineRun:
+    iterations: int
+    period_s: float           # mean time between the starts of consecutive measured iterations
+    latency_s: float          # mean time of one iteration (throughput mode) or frame (pipeline, end to end)
+    share: StepShare
+    mean_dram_factor: float   # time-weighted mean of f while the engine ran
+
+
+@dataclass(frozen=True, slots=True)
+class SimResult:
+    runs: tuple[EngineRun, ...]
+    spans: tuple[Span, ...]
+    horizon_s: float
+    dram_bytes_per_s: float   # bandwidth the system sustains (the cap)
+    mean_dram_use: float      # time-weighted mean share of the cap drawn
+    saturated_share: float    # share of the time the cap was reached
+
+
+def dram_factor(running: list[tuple[Segment, int]], capacity: float) -> float:
+    """The common factor f (0 < f <= 1) of the memory streams so that their draw fits `capacity`.
+
+    `running`: (segment, number of steps sharing its unit). A step sharing its unit with n-1 others takes
+    shared_time(f, n), so it draws bytes / shared_time(f, n).
+    """
+    def draw(f: float) -> float:
+        return sum(s.dram_bytes / s.shared_time(f, n) for s, n in running if s.dram_bytes and s.time_s > 0)
+
+    if capacity <= 0 or draw(1.0) <= capacity:
+        return 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(40):                                  # draw(f) grows with f: bisection
+        mid = 0.5 * (lo + hi)
+        if mid > 0 and draw(mid) > capacity:
+            hi = mid
+        else:
+            lo = mid
+    return max(lo, 1e-9)
+
+
+def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: str = "throughput",
+             iterations: int = 4, warmup: int = 1, keep_spans: int = 3, max_events: int = 200_000,
+             buffers: int = 1) -> SimResult:
+    """Run the engines together until each finished `warmup + iterations` iterations (pipeline: frames).
+
+    Throughput mode: each engine loops over its steps independently. Pipeline mode: engine k is stage k; it
+    starts frame n once stage k-1 finished frame n and at most `buffers` finished frames wait for stage k+1.
+    """
+    ne = len(engines)
+    if ne == 0 or any(not e for e in engines):
+        raise ValueError("every engine needs at least one step")
+    pipeline = mode == "pipeline"
+    warmup = max(warmup, 1)
+    need = warmup + iterations
+    pos = [0] * ne                         # step index
+    left = [1.0] * ne                      # fraction of the current step still to run
+    it = [0] * ne                          # iterations (frames) finished
+    busy = [not pipeline or k == 0 for k in range(ne)]    # pipeline: stage k has a frame to work on
+    starts: list[list[float]] = [[0.0] if busy[k] else [] for k in range(ne)]
+    step_start = [0.0] * ne
+    acc = [[0.0] * 6 for _ in range(ne)]   # alone, dram, unit, copies_dram, copies_unit, wait (measured only)
+    done = [[0.0] * 6 for _ in range(ne)]  # acc as it stood when the last measured iteration finished
+    fsum = [0.0] * ne
+    fbusy = [0.0] * ne
+    spans: list[Span] = []
+    t = use_int = sat_t = 0.0
+    frame_end: list[float] = []
+    memo: dict = {}                        # the running set recurs as the engines loop: f once per set
+    ends: list[list[float]] = [[] for _ in range(ne)]
+    for _ in range(max_events):
+        if min(it) >= need:
+            break
+        if pipeline:
+            for k in range(ne):
+                if not busy[k] and _can_start(k, it, ne, buffers):
+                    busy[k] = True
+                    step_start[k] = t
+                    starts[k].append(t)
+        active = [k for k in range(ne) if busy[k]]
+        if not active:
+            raise RuntimeError("pipeline deadlock")
+        per_unit: dict[str, int] = {}
+        for k in active:
+            u = engines[k][pos[k]].unit
+            per_unit[u] = per_unit.get(u, 0) + 1
+        running = [(engines[k][pos[k]], per_unit[engines[k][pos[k]].unit]) for k in active]
+        key = tuple((k, pos[k], n) for k, (_, n) in zip(active, running))
+        f = memo.get(key)
+        if f is None:
+            f = memo[key] = dram_factor(running, capacity_bytes_per_s)
+        dur = {k: s.shared_time(f, n) for k, (s, n) in zip(active, running)}
+        dt = min(left[k] * dur[k] for k in active)
+        if capacity_bytes_per_s > 0:
+            draw = sum(s.dram_bytes / dur[k] for k, (s, _) in zip(active, running) if dur[k] > 0)
+            use_int += dt * min(draw / capacity_bytes_per_s, 1.0)
+            if f < 1.0:
+                sat_t += dt
+        for k in range(ne):
+            measured = warmup <= it[k] < need
+            if not busy[k]:
+                if measured:
+                    acc[k][5] += dt
+                continue
+            s, n = engines[k][pos[k]], per_unit[engines[k][pos[k]].unit]
+            if dur[k] <= 0:
+                left[k] = 0.0
+                continue
+            frac = dt / dur[k]
+            if measured:
+                stretched = s.time_at(f)
+                dram, unit = (stretched - s.time_s) * frac, (n - 1) * (stretched - s.overhead_s) * frac
+                acc[k][0] += s.time_s * frac
+                acc[k][1] += dram
+                acc[k][2] += unit
+                if s.kind in ("reformat", "transition"):
+                    acc[k][3] += dram
+                    acc[k][4] += unit
+                fsum[k] += f * dt
+                fbusy[k] += dt
+            left[k] -= frac
+        t += dt
+        for k in active:
+            if left[k] * dur[k] > 1e-15:
+                continue
+            s = engines[k][pos[k]]
+            if it[k] < keep_spans:
+                spans.append(Span(k, pos[k], s.name, s.kind, s.unit, step_start[k], t, it[k]))
+            pos[k] += 1
+            left[k] = 1.0
+            step_start[k] = t
+            if pos[k] == len(engines[k]):
+                pos[k] = 0
+                it[k] += 1
+                ends[k].append(t)
+                if it[k] <= need:
+                    done[k] = list(acc[k])
+                if pipeline:
+                    busy[k] = False
+                    if k == ne - 1:
+                        frame_end.append(t)
+                else:
+                    starts[k].append(t)
+    else:
+        # event budget spent (engines of very different periods): measure what finished, if enough did
+        if any(n < warmup + 1 for n in it):
+            raise RuntimeError(f"simulation did not finish one measured iteration of every engine in {max_events} "
+                               f"events (engine periods too far apart)")
+    runs = []
+    for k in range(ne):
+        n = min(it[k], need) - warmup
+        period = (ends[k][warmup - 1 + n] - ends[k][warmup - 1]) / n
+        lat = period
+        if pipeline and k == ne - 1:
+            lat = sum(frame_end[i] - starts[0][i] for i in range(warmup, warmup + n)) / n
+        elif pipeline:
+            lat = sum(done[k][:3]) / n
+        runs.append(EngineRun(n, period, lat, StepShare(*[v / n for v in done[k]]),
+                              fsum[k] / fbusy[k] if fbusy[k] else 1.0))
+    return SimResult(tuple(runs), tuple(spans), t, capacity_bytes_per_s, use_int / t if t else 0.0,
+                     sat_t / t if t else 0.0)
+
+
+def _can_start(k: int, it: list[int], ne: int, buffers: int = 1) -> bool:
+    """Pipeline: stage k may start its next frame (it[k]) once stage k-1 finished it and stage k+1 is at
+    most `buffers` frames behind."""
+    if k > 0 and it[k - 1] <= it[k]:
+        return False
+    if k < ne - 1 and it[k] - it[k + 1] >= buffers + 1:
+        return False
+    return True

@@ -1,0 +1,191 @@
+"""Concurrent engines: the contention model on hand-computed cases, the API, the CLI and the case kind."""
+import json
+
+import pytest
+
+from dlasim.cli import main
+from dlasim.concurrent import Engine, concurrent, parse_engine
+from dlasim.concurrent.cases import engine_set
+from dlasim.concurrent.contention import Segment, dram_factor, simulate
+from dlasim.concurrent.engines import load_engines
+from dlasim.errors import DlasimError
+
+MB = 1_000_000
+
+
+def seg(unit, time_ms, memory_ms, mbytes, overhead_ms=0.0, kind="layer"):
+    return Segment("s", kind, unit, time_ms * 1e-3, memory_ms * 1e-3, overhead_ms * 1e-3, int(mbytes * MB))
+
+
+def test_two_memory_bound_engines_over_the_bandwidth_share_it_in_proportion():
+    # each alone moves 60 MB in 1 ms (60 GB/s); together they ask 120 GB/s of a 100 GB/s system:
+    # both streams run at 100/120 of their rate, so each step takes 1 ms * 120/100 = 1.2 ms
+    a, b = [seg("dla0", 1.0, 1.0, 60)], [seg("dla1", 1.0, 1.0, 60)]
+    r = simulate([a, b], 100e9)
+    for run in r.runs:
+        assert run.period_s == pytest.approx(1.2e-3, rel=1e-6)
+        assert run.share.dram_s == pytest.approx(0.2e-3, rel=1e-5)
+        assert run.share.unit_s == 0.0
+    assert r.saturated_share == pytest.approx(1.0)
+
+
+def test_demand_under_the_bandwidth_slows_nothing():
+    a, b = [seg("dla0", 1.0, 1.0, 40)], [seg("dla1", 1.0, 1.0, 40)]
+    r = simulate([a, b], 100e9)
+    assert [run.period_s for run in r.runs] == pytest.approx([1e-3, 1e-3])
+
+
+def test_compute_bound_engine_beside_a_memory_bound_one():
+    # memory-bound A: 60 MB in 1 ms; compute-bound C: 1 ms of compute, 12 MB whose stream alone takes 0.2 ms.
+    # Cap 50 GB/s. C keeps 1 ms while its stream needs <= 1 ms (f >= 0.2), drawing 12 GB/s; A gets the rest:
+    # 60 f + 12 = 50 -> f = 38/60, A takes 1 ms / f = 60/38 ms = 1.5789 ms
+    a, c = [seg("dla0", 1.0, 1.0, 60)], [seg("gpu", 1.0, 0.2, 12)]
+    r = simulate([a, c], 50e9)
+    assert r.runs[0].period_s == pytest.approx(60 / 38 * 1e-3, rel=1e-6)
+    assert r.runs[1].period_s == pytest.approx(1e-3, rel=1e-9)
+    assert r.runs[1].share.dram_s == pytest.approx(0.0, abs=1e-12)
+    assert dram_factor([(a[0], 1), (c[0], 1)], 50e9) == pytest.approx(38 / 60, rel=1e-6)
+
+
+def test_gpu_steps_of_two_engines_take_turns():
+    # a GPU engine's 1 ms kernel and a DLA engine's 1 ms GPU reformat run at once: each gets half the GPU
+    g = [seg("gpu", 1.0, 0.0, 0)]
+    d = [seg("gpu", 1.0, 0.0, 0, kind="reformat")]
+    r = simulate([g, d], 100e9)
+    assert r.runs[0].period_s == pytest.approx(2e-3)
+    assert r.runs[0].share.unit_s == pytest.approx(1e-3)
+    assert r.runs[1].share.copies_unit_s == pytest.approx(1e-3)
+
+
+def test_pipeline_period_is_the_slowest_stage_and_latency_the_sum():
+    s1, s2 = [seg("dla0", 1.0, 0.0, 0)], [seg("gpu", 2.0, 0.0, 0)]
+    r = simulate([s1, s2], 100e9, mode="pipeline", iterations=6)
+    assert r.runs[1].period_s == pytest.approx(2e-3)
+    # frame n enters stage 1 when stage 2 frees the buffer; in steady state it waits there one extra ms
+    assert 3e-3 <= r.runs[1].latency_s <= 5e-3 + 1e-12
+
+
+def test_three_resnet50_int8_engines_on_orin_agx_each_slower_with_dram_and_gpu_named():
+    r = concurrent([Engine("zoo:resnet50", "gpu"), Engine("zoo:resnet50", "dla", 0),
+                    Engine("zoo:resnet50", "dla", 1)], "orin-agx")
+    assert len(r.engines) == 3
+    for e in r.engines:
+        assert e.together_qps < e.alone_qps
+        assert e.slowdown > 1.0
+    codes = {c.code for e in r.engines for c in e.causes}
+    assert {"dram", "gpu_share"} <= codes
+    dram_text = next(c.text for c in r.engines[0].causes if c.code == "dram")
+    assert "GB/s" in dram_text and "ms" in dram_text
+    assert r.aggregate_img_per_s < r.alone_sum_img_per_s
+    d = r.to_dict()
+    assert d["engines"][1]["unit"] == "dla0" and d["timeline"]
+
+
+def test_engine_text_and_file(tmp_path):
+    e = parse_engine("zoo:resnet18,device=dla1,batch=4", {"precision": "fp16"})
+    assert (e.device, e.dla_core, e.batch, e.precision, e.unit) == ("dla", 1, 4, "fp16", "dla1")
+    with pytest.raises(DlasimError, match="device"):
+        parse_engine("zoo:resnet18,device=npu")
+    with pytest.raises(DlasimError, match="unknown key"):
+        parse_engine("zoo:resnet18,cores=2")
+    f = tmp_path / "set.toml"
+    f.write_text('hw = "orin-agx"\n[[engine]]\nmodel = "zoo:resnet18"\ndevice = "gpu"\nbatch = 2\n'
+                 '[[engine]]\nmodel = "zoo:resnet18"\ndevice = "dla0"\n')
+    engines, top = load_engines(str(f))
+    assert top["hw"] == "orin-agx" and [x.unit for x in engines] == ["gpu", "dla0"]
+    assert engine_set("gpu@64+dla0@32", "zoo:resnet50", "int8", {})[1].batch == 32
+
+
+def test_cli_json_and_bad_input(capsys, tmp_path):
+    assert main(["concurrent", "zoo:resnet18", "--hw", "orin-agx", "--int8", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [e["unit"] for e in d["engines"]] == ["gpu", "dla0", "dla1"]
+    assert d["aggregate_img_per_s"] == pytest.approx(sum(e["together_img_per_s"] for e in d["engines"]))
+    assert main(["concurrent", "--hw", "orin-agx", "--engine", "zoo:resnet18,device=dla2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "DLA core 2" in err
+    assert main(["concurrent", "--hw", "a100", "--engine", "zoo:resnet18,device=dla0"]) == 2
+    assert "no DLA" in capsys.readouterr().err
+
+
+def test_validate_runs_a_concurrent_case(tmp_path):
+    from dlasim import validate
+    cases = tmp_path / "cases.csv"
+    cases.write_text(
+        "name,suite,platform,model,device,precision,batch,options,metric,measured,unit,engines,fitted,"
+        "tolerance_pct,notes,source\n"
+        "c1,conc,orin-agx,zoo:resnet18,gpu@1+dla0@1+dla1@1,int8,1,,concurrent:aggregate,2000,img_per_s,,no,20,n,s\n")
+    res = validate.run(path=cases)
+    row = res["cases"][0]
+    assert row["error"] is None
+    assert row["measured"] == pytest.approx(0.5)
+    assert row["predicted"] > row["sum_alone_ms"]          # together is slower per image than the naive sum
+    assert "closer_than_sum_alone" in res["summary"]["conc"]
+
+
+def test_advice_meets_the_bound_together_and_ranks_by_aggregate():
+    from dlasim.concurrent import advise
+    r = advise(["zoo:resnet18", "zoo:mobilenet_v1"], "orin-agx", latency_ms=4.0, batches=(1, 2, 4, 8))
+    best = r.candidates[0]
+    assert best.feasible
+    assert all(e.together_ms <= 4.0 for e in r.best_result.engines)      # re-simulated, not stand-alone
+    feasible = [c.aggregate_img_per_s for c in r.candidates if c.feasible]
+    assert feasible == sorted(feasible, reverse=True)
+    # two DLA cores are alike: no assignment appears twice with only the cores swapped
+    keys = [tuple(sorted((u[:3], m, b) for u, m, b in c.engines)) for c in r.candidates]
+    assert len(keys) == len(set(keys))
+    none = advise(["zoo:resnet18"], "orin-agx", latency_ms=0.01, batches=(1,))
+    assert not none.candidates[0].feasible and "no assignment" in none.summary()
+
+
+def test_fixed_overhead_does_not_take_turns_on_the_unit():
+    # two GPU steps of 0.2 ms launch/sync + 1 ms kernel: the kernels share the GPU (2 ms), the fixed parts do not
+    g1 = [seg("gpu", 1.2, 0.0, 0, overhead_ms=0.2)]
+    g2 = [seg("gpu", 1.2, 0.0, 0, overhead_ms=0.2)]
+    r = simulate([g1, g2], 100e9)
+    assert r.runs[0].period_s == pytest.approx(2.2e-3)
+    assert r.runs[0].share.unit_s == pytest.approx(1.0e-3)
+
+
+def test_html_page_has_one_lane_per_engine(tmp_path):
+    out = tmp_path / "c.html"
+    assert main(["concurrent", "zoo:resnet18", "--hw", "orin-agx", "--int8", "--format", "html", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page
+    for lane in ("zoo:resnet18@gpu", "zoo:resnet18@dla0", "zoo:resnet18@dla1"):
+        assert lane in page
+    assert main(["concurrent", "zoo:resnet18", "--format", "html"]) == 2      # needs -o
+
+
+def test_split_graph_keeps_every_layer_once_and_hands_over_the_cut_tensor():
+    import dlasim
+    from dlasim.concurrent.split import split_graph
+    g = dlasim.load("zoo:googlenet")
+    head, tail = split_graph(g, ["inception_4a/output"])
+    assert len(head.layers) + len(tail.layers) == len(g.layers)
+    assert head.macs + tail.macs == g.macs
+    assert head.outputs == ["inception_4a/output"] and tail.inputs == ["inception_4a/output"]
+    with pytest.raises(DlasimError, match="no layer"):
+        split_graph(g, ["nope"])
+
+
+def test_pipeline_cli_runs_a_cut_network(capsys):
+    assert main(["concurrent", "zoo:googlenet", "--cut", "inception_4a/output", "--stages", "dla0,gpu",
+                 "--hw", "xavier-agx", "--fp16", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["mode"] == "pipeline" and [e["unit"] for e in d["engines"]] == ["dla0", "gpu"]
+    alone = [e["alone_ms"] for e in d["engines"]]
+    # frames overlap: throughput is bounded by the slowest stage, the frame latency by at least the sum
+    assert d["aggregate_img_per_s"] <= 1e3 / max(alone) + 1e-9
+    assert d["pipeline_latency_ms"] >= sum(alone) - 1e-9
+    assert main(["concurrent", "zoo:googlenet", "--cut", "inception_4a/output", "--stages", "dla0"]) == 2
+
+
+def test_engines_of_very_different_periods_are_measured_within_the_event_budget():
+    fast = [seg("dla0", 0.001, 0.0, 0)] * 5
+    slow = [seg("gpu", 10.0, 0.0, 0)]
+    r = simulate([fast, slow], 100e9, iterations=4, max_events=20_000)
+    assert r.runs[1].iterations >= 1 and r.runs[1].period_s == pytest.approx(10e-3)
+    assert r.runs[0].period_s == pytest.approx(5e-6)
+    with pytest.raises(RuntimeError):
+        simulate([fast, [seg("gpu", 1000.0, 0.0, 0)]], 100e9, max_events=20_000)
