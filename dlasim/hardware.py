@@ -73,10 +73,10 @@ class Copies(_Block):
 
 class DlaSupport(_Block):
     """TensorRT's DLA layer rules for one DLA version (reference/dla.md s3.1-3.3)."""
-    ops: list[str]
-    fusable_post_ops: list[str]            # run in SDP on the conv's output (bias, BN, activation, eltwise)
+    ops: tuple[str, ...]
+    fusable_post_ops: tuple[str, ...]      # run in SDP on the conv's output (bias, BN, activation, eltwise)
     pool_fusion: bool = True                # PDP on-the-fly after a conv
-    int8_fp16_only_ops: list[str] = Field(default_factory=list)   # INT8 requested, run in FP16 instead
+    int8_fp16_only_ops: tuple[str, ...] = ()   # INT8 requested, run in FP16 instead
     conv_kernel_max: int
     conv_stride_max: int
     conv_pad_max: int
@@ -84,13 +84,13 @@ class DlaSupport(_Block):
     conv_out_channels_max: int
     conv_groups_max: int
     deconv_kernel_max: int
-    deconv_wide_kernels: list[int]
+    deconv_wide_kernels: tuple[int, ...]
     deconv_pad_max: int
     deconv_groups_max: int
     pool_window_max: int
     pool_stride_max: int
     pool_pad_max: int
-    lrn_windows: list[int]
+    lrn_windows: tuple[int, ...]
     resize_nearest_scale_max: int
     resize_linear_scale_max: int
     tensor_dim_max: int
@@ -105,7 +105,7 @@ class Dla(_Block):
     version: Literal["v1", "v2", "nvdla"]
     cores: int = Field(ge=1)
     clock_hz: float = Field(gt=0)
-    precisions: list[Precision]
+    precisions: tuple[Precision, ...]
     mac_atomic_c: int = Field(ge=1)
     mac_atomic_k_int8: int = Field(ge=1)
     mac_atomic_k_fp16: int = Field(ge=0)        # 0: no FP16 on this configuration
@@ -155,10 +155,10 @@ class Gpu(_Block):
     fma_per_clk_per_sm_fp16: float = Field(gt=0)
     fma_per_clk_per_sm_int8: float = Field(gt=0)
     sparse_tensor_cores: bool = False              # 2:4 structured sparsity (Ampere and later)
-    cta_tiles_fp32: list[list[int]]                # [M, N, K] CTA tiles TensorRT picks
-    cta_tiles_fp16: list[list[int]]
-    cta_tiles_int8: list[list[int]]
-    sparse_cta_tiles: list[list[int]] = Field(default_factory=list)
+    cta_tiles_fp32: tuple[tuple[int, ...], ...]                # [M, N, K] CTA tiles TensorRT picks
+    cta_tiles_fp16: tuple[tuple[int, ...], ...]
+    cta_tiles_int8: tuple[tuple[int, ...], ...]
+    sparse_cta_tiles: tuple[tuple[int, ...], ...] = ()
     ctas_per_sm: int = Field(default=1, ge=1)
     tensor_efficiency: float = Field(gt=0, le=1)   # sustained share of peak for a large, aligned GEMM
     sparse_efficiency: float = Field(default=0.5, gt=0, le=1)  # sparse speed-up over dense = 2 x this (large GEMM)
@@ -167,7 +167,7 @@ class Gpu(_Block):
     kernel_floor_s: float = Field(ge=0)            # shortest time of a tensor-core conv/GEMM kernel
     memory_kernel_floor_s: float = Field(ge=0)     # shortest time of a memory-bound kernel (pool, pointwise, ...)
     launch_overhead_s: float = Field(ge=0)         # per kernel, between kernels
-    fusable_post_ops: list[str]                    # fused into a conv/GEMM epilogue
+    fusable_post_ops: tuple[str, ...]              # fused into a conv/GEMM epilogue
     # per kernel class (cost/gpu.py kernel_class); unset: the generic field above serves that class
     gemm_floor_s: Optional[float] = Field(default=None, ge=0)             # FC/GEMM with >= a tile of rows (else kernel_)
     conv1x1_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # DRAM share, 1x1 convs (else memory_)
@@ -190,7 +190,7 @@ class Gpu(_Block):
         """FP32 convolutions run on TF32 tensor cores (Ampere and later: a faster FP32 path than the CUDA cores)."""
         return self.fma_per_clk_per_sm_fp32 > self.cuda_core_fma_per_clk_per_sm
 
-    def cta_tiles(self, precision: str) -> list[list[int]]:
+    def cta_tiles(self, precision: str) -> tuple[tuple[int, ...], ...]:
         return getattr(self, f"cta_tiles_{precision}")
 
 

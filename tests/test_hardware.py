@@ -64,7 +64,7 @@ def test_platform_shapes():
         plat = hardware(name)
         assert plat.gpu is None and plat.dla.version == "nvdla" and plat.dla.cores == 1
     small = hardware("nvdla-small").dla
-    assert small.precisions == ["int8"] and small.macs_per_cycle("int8") == 64 and small.mac_atomic_k_fp16 == 0
+    assert small.precisions == ("int8",) and small.macs_per_cycle("int8") == 64 and small.mac_atomic_k_fp16 == 0
     assert hardware("nvdla-full").dla.macs_per_cycle("fp16") == 1024
     orin = hardware("orin-agx").dla
     assert orin.sparse_int8_conv and "Softmax" in orin.support.ops
@@ -143,3 +143,16 @@ def test_xavier_nx_modes_set_bandwidth_from_the_emc_clock():
     nx = hardware("xavier-nx")
     assert nx.mode == "15w" and nx.gpu.sm_count * nx.gpu.cuda_core_fma_per_clk_per_sm == 384
     assert nx.dla.cores == 2 and hardware("xavier-nx:10w").dla.clock_hz < nx.dla.clock_hz
+
+
+def test_cached_platform_lists_cannot_be_changed_in_place():
+    """hardware() hands out cached Platform objects: their list-like fields are tuples, so no caller can add an
+    op to one platform's supported list and change every later hardware("xavier-agx") in the process."""
+    first = hardware("xavier-agx")
+    for seq in (first.dla.support.ops, first.dla.support.fusable_post_ops, first.dla.precisions,
+                first.gpu.fusable_post_ops, first.gpu.cta_tiles("fp16"), first.gpu.cta_tiles("fp16")[0]):
+        with pytest.raises((AttributeError, TypeError)):
+            seq.append("Softmax")
+        with pytest.raises(TypeError):
+            seq[0] = "Softmax"
+    assert "Softmax" not in hardware("xavier-agx").dla.support.ops

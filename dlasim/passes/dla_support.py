@@ -156,7 +156,7 @@ def _concat(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None
 def _lrn(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     size = int(layer.attrs.get("size", 5))
     if size not in dla.support.lrn_windows:
-        return False, f"LRN window {size} not in {dla.support.lrn_windows}"
+        return False, f"LRN window {size} not in {list(dla.support.lrn_windows)}"
     return True, ""
 
 
