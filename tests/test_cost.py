@@ -263,3 +263,20 @@ def test_dla_first_conv_at_batch_32_pays_the_layer_overhead_per_image():
     e = dlasim.estimate(g, plat, device="dla", precision="int8", input_formats="int8:dla_hwc4")
     step = next(s for s in e.steps if s.kind == "layer")
     assert step.overhead_ms == pytest.approx(32 * plat.dla.layer_overhead_s * 1e3)
+
+
+def test_gpu_sparse_weights_are_half_the_values_plus_2_bits_per_kept_value():
+    # 1024 -> 1024, 3x3: N = 9437184 weights. 2:4 keeps N/2, each with a 2-bit index in its group of 4
+    # (gpu_tensorrt.md s2.1): metadata N/2 * 2 bits = N/8 bytes for every precision.
+    # INT8: dense N B, sparse N/2 + N/8 B: saves 3N/8 = 3538944 B (w_bytes // 16 metadata would save 7N/16).
+    # FP16: dense 2N B, sparse N + N/8 B: saves 7N/8 = 8257536 B.
+    b = GraphBuilder("t")
+    x = b.input("x", (32, 1024, 16, 16))
+    g = b.build([b.conv(x, 1024, 3, bias=False, name="c")])
+    for precision, saved in (("int8", 3538944), ("fp16", 8257536)):
+        steps = {}
+        for sparsity in ("disable", "force"):
+            e = dlasim.estimate(g, "a100", device="gpu", precision=precision, sparsity=sparsity)
+            steps[sparsity] = next(s for s in e.steps if s.name == "c")
+        assert steps["force"].parts["sparse"] == "used"
+        assert steps["disable"].bytes - steps["force"].bytes == saved

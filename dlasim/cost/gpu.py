@@ -41,7 +41,7 @@ from ..hardware import Gpu, Platform
 from ..ir import Graph
 from ..plan import Step
 from . import StepCost, elems, finish
-from .geometry import ConvShape, step_conv_shape
+from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 C_ALIGN = {"fp32": 1, "fp16": 8, "int8": 32}
@@ -240,7 +240,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
             s_eff = eff * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
             sp, sinfo = gemm_time(m, n, k, gpu, p, gpu.sparse_cta_tiles or gpu.cta_tiles(p), 2.0, s_eff)
             sp = sp * cs.groups + (gpu.tensor_latency_s or 0.0)
-            sp_bytes = w_bytes // 2 + w_bytes // 16      # half the values + 2-bit metadata per kept value
+            sp_bytes = sparse_weight_bytes(w_elems, b)   # half the values + 2 bits of index per kept value
             dense_t = max(dense, memory_time(act, w_bytes, share, plat)[0])
             sparse_t = max(sp, memory_time(act, sp_bytes, share, plat)[0])
             parts.update(dense_s=dense_t, sparse_s=sparse_t, sparse_tile=sinfo.get("tile"))
