@@ -84,3 +84,22 @@ def test_fp16_conv_and_pooling_stay_two_kernels():
     r = rows(conv_pool(), "fp16")
     assert r["c + r"].bytes == 2 * (2 * 64 * 56 * 56 + 64 * 64 * 9)
     assert r["pool"].bytes == 2 * (64 * 56 * 56 + 64 * 28 * 28) and r["pool"].overhead_ms > 0
+
+
+def test_gpu_fusion_takes_its_ops_from_the_spec(tmp_path):
+    # conv -> BN -> ReLU on the GPU: with the shipped gpu.fusable_post_ops one kernel; with the list emptied
+    # in a copied spec file nothing joins the conv, so three steps
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 28, 28))
+    y = b.relu(b.bn(b.conv(x, 64, 3, name="c"), name="bn"), name="r")
+    g = b.build([y])
+    spec = dlasim.hardware("a100").path
+    text = open(spec).read()
+    start = text.index("\nfusable_post_ops = [", text.index("[gpu]"))
+    end = text.index("]", start)
+    p = tmp_path / "a100-nofuse.toml"
+    p.write_text(text[:start] + "\nfusable_post_ops = [" + text[end:])
+    layers = lambda hw: [s.name for s in dlasim.estimate(g, hw, device="gpu", precision="fp16").steps
+                         if s.kind == "layer"]
+    assert layers("a100") == ["c + bn + r"]
+    assert layers(str(p)) == ["c", "bn", "r"]

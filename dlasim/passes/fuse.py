@@ -48,7 +48,7 @@ def fuse(plan) -> None:
 
     _fold_transposes(plan, steps, dead, by_input)
     fusable = {"dla": fusable_on("dla", frozenset(dla.support.fusable_post_ops if dla else ())),
-               "gpu": fusable_on("gpu", frozenset(gpu.fusable_post_ops if gpu else ()) | POINTWISE)}
+               "gpu": fusable_on("gpu", frozenset(gpu.fusable_post_ops if gpu else ()))}   # epilogue and PWN ops
 
     def absorb(head: Step, s: Step, into: str, after: str) -> None:
         dead.add(id(s))
