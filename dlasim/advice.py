@@ -28,9 +28,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-import dlasim
-
-from . import ops
+from . import api, ops
 from .errors import DlasimError
 from .hardware import Platform, hardware
 from .ir import Graph, Layer, Tensor
@@ -73,11 +71,11 @@ class Config:
         if unknown:
             raise DlasimError(f"unknown option(s): {', '.join(sorted(unknown))} (known: {', '.join(DEFAULTS)})")
         o = {**DEFAULTS, **{k: v for k, v in opts.items() if v is not None}}
-        g = dlasim.load(model, shapes=o.pop("shapes"), batch=o["batch"])
+        g = api.load(model, shapes=o.pop("shapes"), batch=o["batch"])
         return cls(g, hardware(hw), o)
 
     def estimate(self, label: str = "", graph: Graph | None = None, **change) -> Estimate:
-        return dlasim.estimate(graph or self.graph, self.hw, label=label, **{**self.opts, **change})
+        return api.estimate(graph or self.graph, self.hw, label=label, **{**self.opts, **change})
 
 
 @dataclass(frozen=True)

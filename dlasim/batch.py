@@ -43,11 +43,11 @@ def _label(model) -> str:
 
 
 def _run(job: Job, hw, options: dict):
-    import dlasim
+    from .api import estimate
     from .ir import Graph
     try:
         model = job.model() if callable(job.model) and not isinstance(job.model, Graph) else job.model
-        return dlasim.estimate(model, job.hw if job.hw is not None else hw, **{**options, **job.options})
+        return estimate(model, job.hw if job.hw is not None else hw, **{**options, **job.options})
     except Exception as exc:            # noqa: BLE001  (one failure must not stop the batch; its slot says why)
         msg = str(exc) if isinstance(exc, DlasimError) else f"{type(exc).__name__}: {exc}"
         return Failed(job.label or _label(job.model), type(exc).__name__, msg)
@@ -79,9 +79,9 @@ def estimate_many(models: Iterable, hw="xavier-agx", workers: int = 1, backend: 
     total = len(jobs)
     if not total:
         return []
-    import dlasim
+    from .hardware import hardware
     if isinstance(hw, str):
-        hw = dlasim.hardware(hw)        # parsed once here; bad specs fail before any work starts
+        hw = hardware(hw)        # parsed once here; bad specs fail before any work starts
     size = chunk or max(1, min(64, total // (workers * 4) or 1))
     parts = _chunks(jobs, size)
     if backend == "ray":

@@ -464,7 +464,7 @@ def write_spec(src_path, dst_path, values: dict[str, float], source_text: dict[s
     """Copy the spec at `src_path` to `dst_path` with `values` patched in and their sources replaced.
 
     Only the named `key = value` lines and their [table.sources] lines change; comments and layout
-    survive. The file is written atomically and must load with dlasim.hardware(), else SpecError.
+    survive. The file is written atomically and must load with hardware(), else SpecError.
     """
     src, dst = Path(src_path), Path(dst_path)
     try:
@@ -502,7 +502,7 @@ def fitted_values(result: dict) -> dict[str, float]:
 
 def calibrate_cli(args) -> dict:
     """`dlasim calibrate --hw H --model M --profile P [...] -o OUT.toml`: fit, write OUT, return the result."""
-    import dlasim
+    from .api import build
     from .trtexec import join_layer_info, parse_layer_info
     from .measured import load_profile, require_match
     plat = hardware(args.hw)
@@ -520,7 +520,7 @@ def calibrate_cli(args) -> dict:
             prof = join_layer_info(prof, parse_layer_info(args.layer_info))
         device = args.device or ("dla" if any(r.kind == "dla_subgraph" for r in prof.rows) else "gpu")
         devices.add(device)
-        plan = dlasim.build(model, plat, device=device, precision=args.precision or "fp16", batch=args.batch)
+        plan = build(model, plat, device=device, precision=args.precision or "fp16", batch=args.batch)
         o, groups = row_observations(plan, prof, split_dla=True, dataset=str(prof_path))
         partial = require_match(groups, len(prof.rows), prof.source, plan.graph.name)
         if partial:

@@ -508,12 +508,12 @@ def explain_measured(model, hw="xavier-agx", profile_path=None, device: str = "d
                      layer_map: dict | None = None, split_dla: bool = False, plan=None,
                      **_ignored) -> MeasuredExplain:
     """Predicted vs measured per profile row, the share of measured time matched, and the causes."""
-    import dlasim
+    from .api import build
     from .simulate import estimate_plan
     if profile_path is None:
         raise DlasimError("explain --measured: give a trtexec --exportProfile JSON file")
     if plan is None:
-        plan = dlasim.build(model, hw, device, precision, batch, gpu_fallback, sparsity, dla_core, shapes,
+        plan = build(model, hw, device, precision, batch, gpu_fallback, sparsity, dla_core, shapes,
                             input_formats, output_formats)
     est = estimate_plan(plan)
     profile = load_profile(profile_path)

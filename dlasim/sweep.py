@@ -79,11 +79,12 @@ def parse_vary(items: list[str]) -> dict:
 
 def sweep(model, base: dict, vary: dict, workers: int = 1, backend: str = "process", progress=None) -> SweepResult:
     """Every combination of `vary` over the options `base` (those of dlasim.estimate, with hw)."""
-    import dlasim
+    from .api import load
+    from .hardware import hardware
     from .batch import Job, estimate_many
-    g = dlasim.load(model, shapes=base.get("shapes"))
+    g = load(model, shapes=base.get("shapes"))
     for h in vary.get("hw", [base["hw"]]):
-        dlasim.hardware(h)                        # a bad platform fails the whole sweep before any work
+        hardware(h)                               # a bad platform fails the whole sweep before any work
     keys = list(vary)
     configs = [dict(zip(keys, combo)) for combo in itertools.product(*(vary[k] for k in keys))]
     jobs = []
@@ -97,7 +98,7 @@ def sweep(model, base: dict, vary: dict, workers: int = 1, backend: str = "proce
     for job, r in zip(jobs, results):
         o = job.options
         ok = r.ok
-        rows.append(dict(hw=r.hardware if ok else dlasim.hardware(job.hw).label, device=o.get("device", "dla"),
+        rows.append(dict(hw=r.hardware if ok else hardware(job.hw).label, device=o.get("device", "dla"),
                          precision=o.get("precision", "fp16"), sparsity=o.get("sparsity", "disable"),
                          batch=int(o["batch"]), total_ms=r.total_ms if ok else None,
                          throughput_per_s=(o["batch"] * 1e3 / r.total_ms) if ok and r.total_ms > 0 else None,
@@ -243,9 +244,9 @@ def cmd_sweep(a, options: dict) -> str:
     n = 1
     for v in vary.values():
         n *= len(v)
-    import dlasim
+    from .hardware import hardware
     for h in vary.get("hw", [options["hw"]]):
-        dlasim.hardware(h)                        # bad platforms fail before the progress bar starts
+        hardware(h)                               # bad platforms fail before the progress bar starts
     progress = None
     if not a.no_progress:
         from .batch import progress_bar

@@ -208,31 +208,31 @@ class _Runner:
 
     def graph(self, model: str):
         if model not in self.graphs:
-            import dlasim
+            from .api import load
             if model.startswith("builder:"):
                 if self._models is None:
                     self._models = _models_module()
                 g = self._models.build(model)
             elif model.startswith("zoo:"):
-                g = dlasim.load(model)
+                g = load(model)
             else:
-                g = dlasim.load(str(_data_path(model, self.root)))
+                g = load(str(_data_path(model, self.root)))
             self.graphs[model] = g
         return self.graphs[model]
 
     def platform(self, name: str):
         if name not in self.platforms:
-            import dlasim
-            self.platforms[name] = dlasim.hardware(name)
+            from .hardware import hardware
+            self.platforms[name] = hardware(name)
         return self.platforms[name]
 
     def estimate(self, case: dict):
-        import dlasim
+        from .api import estimate
         key = tuple(case.get(k, "") for k in ("model", "platform", "device", "precision", "batch", "options"))
         if key not in self.estimates:
             kw = parse_options(case.get("options", ""))
             batch = int(case["batch"]) if case.get("batch") else None
-            self.estimates[key] = dlasim.estimate(self.graph(case["model"]), self.platform(case["platform"]),
+            self.estimates[key] = estimate(self.graph(case["model"]), self.platform(case["platform"]),
                                                   device=case.get("device") or "gpu",
                                                   precision=case.get("precision") or "fp16", batch=batch, **kw)
         return self.estimates[key]

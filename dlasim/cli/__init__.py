@@ -136,7 +136,7 @@ SUBCOMMANDS = [
 
 
 def _version() -> str:
-    from .. import __version__
+    from .._version import __version__
     return __version__
 
 

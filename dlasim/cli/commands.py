@@ -88,11 +88,11 @@ def _check_model(model: str) -> None:
 
 
 def cmd_estimate(a) -> Output:
-    import dlasim
+    from ..api import estimate
     from .. import report
     r, opts, warnings = _prepare(a)
     _check_model(r.model)
-    e = dlasim.estimate(r.model, **opts)
+    e = estimate(r.model, **opts)
     warnings = _merge(warnings, e.warnings, run_warnings(r, e))
     if a.format == "json":
         return Output(document(e.to_dict(), warnings), warnings, False)
@@ -220,11 +220,11 @@ def cmd_calibrate(a) -> Output:
 
 
 def cmd_inspect(a) -> Output:
-    import dlasim
+    from ..api import load
     from ..importers import parse_shapes
     from ..inspect import inspect_dict, inspect_table
     _check_model(a.model)
-    g = dlasim.load(a.model, shapes=parse_shapes(a.shapes) if a.shapes else None, batch=a.batch)
+    g = load(a.model, shapes=parse_shapes(a.shapes) if a.shapes else None, batch=a.batch)
     if a.format == "json":
         return Output(document(inspect_dict(g), ()), (), False)
     return Output(inspect_table(g))

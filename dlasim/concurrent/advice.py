@@ -99,8 +99,8 @@ def _engine(unit: str, model: str, batch: int, precision: str) -> Engine:
 def advise(models: list[str], hw="xavier-agx", latency_ms: float | None = None,
            batches: tuple[int, ...] = (1, 2, 4, 8, 16, 32), precision: str = "int8",
            max_steps: int = 12) -> AdviceResult:
-    import dlasim
-    plat = dlasim.hardware(hw) if isinstance(hw, str) else hw
+    from ..hardware import hardware
+    plat = hardware(hw) if isinstance(hw, str) else hw
     units = _units(plat)
     if not models:
         raise DlasimError("advise: give at least one model")

@@ -65,7 +65,8 @@ def cmd(a) -> str:
         raise DlasimError("--format html needs -o FILE")
     if a.iterations < 1:
         raise DlasimError("--iterations must be >= 1")
-    import dlasim
+    from ..api import load
+    from ..hardware import hardware
     hw, mode, defaults = a.hw, a.mode, _defaults(a)
     if a.advise:
         if not a.models:
@@ -91,14 +92,14 @@ def cmd(a) -> str:
     engines += [parse_engine(t, defaults) for t in a.engine]
     if a.models and (a.engine or a.engines):
         raise DlasimError("concurrent: give MODEL or --engine/--engines, not both")
-    plat = dlasim.hardware(hw or "xavier-agx")
+    plat = hardware(hw or "xavier-agx")
     cuts = [c.strip() for item in a.cut for c in item.split(",") if c.strip()]
     if cuts or a.stages:
         if len(a.models) != 1 or not cuts or not a.stages:
             raise DlasimError("concurrent: --cut and --stages go together, with one MODEL")
         from .split import split_graph
         units = [u.strip() for u in a.stages.split(",") if u.strip()]
-        parts = split_graph(dlasim.load(a.models[0], batch=a.batch), cuts)
+        parts = split_graph(load(a.models[0], batch=a.batch), cuts)
         if len(units) != len(parts):
             raise DlasimError(f"--stages: {len(parts)} stages from {len(cuts)} cut(s), got {len(units)} units")
         bounds = [*cuts, "end"]

@@ -128,7 +128,7 @@ def _check(engines: list[Engine], plat) -> None:
 
 def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> list:
     """Each engine's stand-alone estimate (graphs loaded once per model)."""
-    import dlasim
+    from ..api import estimate, load
     cache = {} if cache is None else cache
     out = []
     for e in engines:
@@ -137,8 +137,8 @@ def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> 
         if key not in cache:
             gkey = ("graph", key[0], e.batch)
             if gkey not in cache:
-                cache[gkey] = dlasim.load(e.model, batch=e.batch)
-            cache[key] = dlasim.estimate(cache[gkey], plat, device=e.device, precision=e.precision, batch=e.batch,
+                cache[gkey] = load(e.model, batch=e.batch)
+            cache[key] = estimate(cache[gkey], plat, device=e.device, precision=e.precision, batch=e.batch,
                                          gpu_fallback=e.gpu_fallback, dla_core=e.dla_core,
                                          input_formats=e.input_formats, output_formats=e.output_formats)
         out.append(cache[key])
@@ -148,10 +148,10 @@ def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> 
 def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughput", iterations: int = 4,
                    cache: dict | None = None, buffers: int = 1) -> ConcurrentResult:
     """Predict the engines running together (see the package notes)."""
-    import dlasim
+    from ..hardware import hardware
     if mode not in ("throughput", "pipeline"):
         raise DlasimError(f"concurrent: mode must be throughput or pipeline, got {mode!r}")
-    plat = dlasim.hardware(hw) if isinstance(hw, str) else hw
+    plat = hardware(hw) if isinstance(hw, str) else hw
     _check(engines, plat)
     ests = estimate_engines(engines, plat, cache)
     warnings: list[str] = []

@@ -8,7 +8,7 @@ from .roofline import roofline_svg
 
 # -------------------------------------------------------------------------------------------- html parts
 def _page(title: str, body: list[str]) -> str:
-    from .. import __version__
+    from .._version import __version__
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{_e(title)}</title>"
             f"<style>{CSS}</style></head><body><main>\n" + "\n".join(body)

@@ -99,8 +99,9 @@ class LatencyTable:
     def build(cls, space: SearchSpace, hw="orin-agx", device: str = "dla", precision: str = "int8",
               batch: int = 1, max_builds: int = 4000) -> "LatencyTable":
         """Price every choice of `space` in context with full estimates of designed candidates."""
-        import dlasim
-        plat = dlasim.hardware(hw)
+        from ..api import estimate
+        from ..hardware import hardware
+        plat = hardware(hw)
         limit = plat.dla.support.max_loadables_per_core if (plat.dla and device == "dla") else 0
         n_keys = _n_keys(space)
         designs = _designs(space, n_keys, max_builds)
@@ -108,7 +109,7 @@ class LatencyTable:
 
         def run(row, p, lim):
             nonlocal builds
-            e = dlasim.estimate(space.build(row, batch=batch), p, device=device, precision=precision, batch=batch)
+            e = estimate(space.build(row, batch=batch), p, device=device, precision=precision, batch=batch)
             builds += 1
             return _observe(space, row, _charge(e.steps), lim)
 
