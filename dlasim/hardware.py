@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from .errors import SpecError
@@ -26,10 +26,31 @@ SPEC_DIR = spec_dir()
 Precision = Literal["fp32", "fp16", "int8"]
 
 
+class FrozenDict(dict):
+    """A dict that refuses changes: the mappings of cached Platform objects (sources, power_modes) are shared
+    by every later hardware() call in the process, like their tuple fields. Pickles and copies as itself."""
+    def _read_only(self, *args, **kwargs):
+        raise TypeError("a spec mapping is read-only (hardware() objects are shared); copy it with dict(...)")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only
+
+    def __reduce__(self):
+        return FrozenDict, (dict(self),)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+ReadOnly = AfterValidator(FrozenDict)
+
+
 class _Block(BaseModel):
     """A spec block: no unknown keys, and every numeric field it sets names its source."""
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # inf/nan rates: rejected
-    sources: dict[str, str] = Field(default_factory=dict)
+    sources: Annotated[dict[str, str], ReadOnly] = Field(default_factory=FrozenDict)
 
     @model_validator(mode="after")
     def _every_number_has_a_source(self):
@@ -224,7 +245,7 @@ class Platform(_Block):
     copies: Copies
     dla: Optional[Dla] = None
     gpu: Optional[Gpu] = None
-    power_modes: dict[str, PowerMode] = Field(default_factory=dict)
+    power_modes: Annotated[dict[str, PowerMode], ReadOnly] = Field(default_factory=FrozenDict)
     default_power_mode: Optional[str] = None
     mode: Optional[str] = None                     # the power mode applied, if any
     path: str = ""

@@ -1,6 +1,7 @@
 """Hardware spec files: every shipped file loads, power modes apply, and bad files fail with one clear line."""
 from __future__ import annotations
 
+import pickle
 import re
 
 import pytest
@@ -69,6 +70,20 @@ def test_platform_shapes():
     orin = hardware("orin-agx").dla
     assert orin.sparse_int8_conv and "Softmax" in orin.support.ops
     assert "Softmax" not in hardware("xavier-agx").dla.support.ops
+    orin = hardware("orin-agx")
+    for mapping in (orin.power_modes, orin.dla.sources, orin.gpu.sources):
+        with pytest.raises(TypeError):
+            mapping["turbo"] = orin.power_modes["maxn"]
+        with pytest.raises(TypeError):
+            mapping.update(turbo=1)
+        with pytest.raises(TypeError):
+            mapping.pop(next(iter(mapping)))
+    assert "turbo" not in hardware("orin-agx").power_modes
+    # still plain data: copies and pickles (process workers) keep the values and stay read-only
+    back = pickle.loads(pickle.dumps(orin))
+    assert back == orin and back.power_modes == dict(orin.power_modes)
+    with pytest.raises(TypeError):
+        back.power_modes["turbo"] = None
 
 
 def test_unknown_mode_and_name():
