@@ -15,7 +15,7 @@ from .hardware import Platform, hardware
 from .ir import Graph, GraphBuilder
 from .report import Estimate, StepRow
 
-__all__ = ["load", "hardware", "estimate", "estimate_many", "build", "compare", "explain", "Graph", "GraphBuilder",
+__all__ = ["load", "hardware", "estimate", "estimate_many", "build", "clear_caches", "compare", "explain", "Graph", "GraphBuilder",
            "Platform", "Estimate", "StepRow", "DlasimError", "ModelError", "SpecError", "BuildError"]
 __version__ = "0.1.0"
 
@@ -96,18 +96,19 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
     the JSON of `dlasim estimate --format json`. Raises ModelError, SpecError or BuildError (all
     DlasimError; one line naming the parameter, file or layer).
     """
+    from .passes import cached_plan
     from .simulate import estimate_plan
     g = load(model, shapes=shapes, batch=batch)
     plat = hardware(hw)
     kw = dict(gpu_fallback=gpu_fallback, sparsity=sparsity, dla_core=dla_core, input_formats=input_formats,
               output_formats=output_formats)
-    e = estimate_plan(build(g, plat, device, precision, **kw), label=label)
+    e = estimate_plan(cached_plan(g, plat, device, precision, **kw), label=label)
     explicit = any(l.op in ("QuantizeLinear", "DequantizeLinear") for l in g.layers)  # Q/DQ set the precisions
     if device == "gpu" and precision != "fp32" and not explicit and e.by_kind().get("reformat", 0.0) > 0.2 * e.total_ms:
         # precision flags allow, not force: TensorRT times the wider precisions too and keeps the faster
         # engine (reference/gpu_tensorrt.md s2.1 "selection is by timing", s3.3 reformat costs)
         for wider in (("fp16", "fp32") if precision in ("int8", "best") else ("fp32",)):
-            alt = estimate_plan(build(g, plat, device, wider, **kw), label=label)
+            alt = estimate_plan(cached_plan(g, plat, device, wider, **kw), label=label)
             if alt.total_ms < e.total_ms:
                 alt.precision = precision
                 alt.warnings.append(f"TensorRT would run this engine in {wider.upper()}: the {precision.upper()} "
@@ -116,6 +117,13 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
                 e = alt
     e.warnings += _weights_warning(g, sparsity)
     return e
+
+
+def clear_caches() -> None:
+    """Forget the results estimate() reuses: Plans by graph content and options, per-layer conv costs (a
+    memory bound; results never depend on it)."""
+    from .passes import clear_caches as _clear
+    _clear()
 
 
 def _weights_warning(g: Graph, sparsity: str) -> list[str]:

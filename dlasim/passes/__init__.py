@@ -7,6 +7,8 @@ reformat / transition / launch steps are inserted. Every pass records its decisi
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from ..errors import DlasimError
 from ..hardware import Platform, check_dla_core
 from ..ir import Graph
@@ -46,3 +48,38 @@ def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision:
     for p in PASSES:
         p(plan)
     return plan
+
+
+# Plans by (graph content, platform, build options). A Plan is a pure function of these: the passes read
+# nothing else. The key holds the graph's full content (Graph.fingerprint), not its identity, so a graph
+# changed in place misses; the platform is matched by identity (Platform is frozen) and kept alive by the
+# entry so its id cannot be reused. Only estimate() uses it, and estimate_plan only reads a Plan; build()
+# hands out a fresh Plan, which callers may change. A build that fails is not stored.
+_PLANS: OrderedDict = OrderedDict()
+PLAN_CACHE_SIZE = 64
+
+
+def cached_plan(graph: Graph, platform: Platform, device: str = "dla", precision: str = "fp16",
+                gpu_fallback: bool = True, sparsity: str = "disable", dla_core: int = 0,
+                input_formats: str | None = None, output_formats: str | None = None) -> Plan:
+    """build_plan's Plan, reused when the same graph content is built again with the same platform and
+    options. The Plan returned is shared: read it, never change it."""
+    key = (graph.fingerprint(), id(platform), device, precision, gpu_fallback, sparsity, dla_core,
+           input_formats, output_formats)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is platform:
+        _PLANS.move_to_end(key)
+        return hit[1]
+    plan = build_plan(graph, platform, device, precision, gpu_fallback, sparsity, dla_core, input_formats,
+                      output_formats)
+    _PLANS[key] = (platform, plan)
+    if len(_PLANS) > PLAN_CACHE_SIZE:
+        _PLANS.popitem(last=False)
+    return plan
+
+
+def clear_caches() -> None:
+    """Forget every reused result (plans here, per-layer results in the cost model)."""
+    from ..cost import clear_caches as clear_cost
+    _PLANS.clear()
+    clear_cost()

@@ -1,0 +1,108 @@
+"""Reused results (plans by graph content, conv costs by layer facts) never go stale and never leak state."""
+from __future__ import annotations
+
+import dlasim
+from dlasim import zoo
+from dlasim.cost import dla as dla_cost
+from dlasim.ir import GraphBuilder
+from dlasim.passes import _PLANS, build_plan, cached_plan, clear_caches
+
+
+def _net(k: int = 64, kernel: int = 3):
+    b = GraphBuilder("reuse")
+    x = b.input("x", (1, 32, 28, 28))
+    y = b.relu(b.bn(b.conv(x, k, kernel=kernel)))
+    return b.build([b.conv(y, 32, kernel=1)])
+
+
+def test_fingerprint_sees_in_place_changes():
+    g = _net()
+    before = g.fingerprint()
+    assert _net().fingerprint() == before          # same content, another object: same bytes
+    g.layers[0].attrs["strides"] = [2, 2]
+    assert g.fingerprint() != before
+    g2 = _net()
+    g2.tensors["x"].shape = (2, 32, 28, 28)
+    assert g2.fingerprint() != before
+
+
+def test_graph_changed_in_place_is_rebuilt():
+    hw = dlasim.hardware("orin-agx")
+    g = _net()
+    first = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    conv = next(l for l in g.layers if l.op == "Conv")
+    conv.attrs["kernel_shape"] = [1, 1]
+    conv.attrs["pads"] = [0, 0, 0, 0]
+    g.tensors[conv.inputs[1]].shape = (64, 32, 1, 1)
+    second = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    fresh = dlasim.estimate(_fresh_1x1(), hw, device="dla", precision="int8", batch=1)
+    assert second.total_ms != first.total_ms
+    assert second.to_dict(parts=True) == fresh.to_dict(parts=True)
+
+
+def _fresh_1x1():
+    return _net(kernel=1)
+
+
+def test_options_and_platforms_are_part_of_the_key():
+    g = _net()
+    orin, xavier = dlasim.hardware("orin-agx"), dlasim.hardware("xavier-agx")
+    p1 = cached_plan(g, orin, "dla", "int8")
+    assert cached_plan(g, orin, "dla", "int8") is p1
+    assert cached_plan(g, orin, "dla", "fp16") is not p1
+    assert cached_plan(g, xavier, "dla", "int8").platform is xavier
+    assert cached_plan(g, orin, "dla", "int8", sparsity="enable").sparsity == "enable"
+    assert cached_plan(g, orin, "dla", "int8", gpu_fallback=False).gpu_fallback is False
+
+
+def test_cached_estimate_equals_uncached_and_results_are_independent():
+    hw = dlasim.hardware("orin-agx")
+    g = zoo.build("resnet50")
+    clear_caches()
+    cold = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    assert _PLANS and dla_cost._CONV
+    warm = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    from dlasim.simulate import estimate_plan
+    plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, "dla", "int8"))
+    assert warm.to_dict(parts=True) == cold.to_dict(parts=True) == plain.to_dict(parts=True)
+    # changing one result changes no later one (rows, parts, fallback are the caller's own)
+    warm.steps[1].parts["ideal_s"] = -1.0
+    warm.steps[1].layers.append("x")
+    again = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    assert again.to_dict(parts=True) == cold.to_dict(parts=True)
+
+
+def test_fallback_records_are_copies():
+    b = GraphBuilder("fb")
+    x = b.input("x", (1, 16, 8, 8))
+    g = b.build([b.mish(b.conv(x, 16, kernel=3))])
+    hw = dlasim.hardware("xavier-agx")
+    e = dlasim.estimate(g, hw, device="dla", precision="fp16")
+    assert e.fallback
+    e.fallback[0]["reason"] = "changed"
+    assert dlasim.estimate(g, hw, device="dla", precision="fp16").fallback[0]["reason"] != "changed"
+
+
+def test_conv_cost_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(dla_cost, "CONV_CACHE_SIZE", 2)
+    clear_caches()
+    hw = dlasim.hardware("orin-agx")
+    for k in (16, 32, 48, 64):
+        dlasim.estimate(_net(k), hw, device="dla", precision="int8")
+    assert len(dla_cost._CONV) <= 2
+
+
+def test_failed_build_is_not_stored():
+    b = GraphBuilder("nofb")
+    x = b.input("x", (1, 16, 8, 8))
+    g = b.build([b.mish(b.conv(x, 16, kernel=3))])
+    hw = dlasim.hardware("xavier-agx")
+    n = len(_PLANS)
+    for _ in range(2):
+        try:
+            dlasim.estimate(g, hw, device="dla", precision="fp16", gpu_fallback=False)
+        except dlasim.DlasimError:
+            pass
+        else:
+            raise AssertionError("expected a BuildError")
+    assert len(_PLANS) == n
