@@ -106,3 +106,13 @@ def test_failed_build_is_not_stored():
         else:
             raise AssertionError("expected a BuildError")
     assert len(_PLANS) == n
+
+
+def test_graph_that_cannot_be_fingerprinted_is_built_each_time():
+    g = _net()
+    g.layers[0].attrs["note"] = lambda: None       # pickle cannot write a lambda
+    hw = dlasim.hardware("orin-agx")
+    n = len(_PLANS)
+    a = dlasim.estimate(g, hw, device="dla", precision="int8")
+    b = dlasim.estimate(_net(), hw, device="dla", precision="int8")
+    assert len(_PLANS) <= n + 1 and a.total_ms == b.total_ms

@@ -64,8 +64,13 @@ def cached_plan(graph: Graph, platform: Platform, device: str = "dla", precision
                 input_formats: str | None = None, output_formats: str | None = None) -> Plan:
     """build_plan's Plan, reused when the same graph content is built again with the same platform and
     options. The Plan returned is shared: read it, never change it."""
-    key = (graph.fingerprint(), id(platform), device, precision, gpu_fallback, sparsity, dla_core,
-           input_formats, output_formats)
+    try:
+        content = graph.fingerprint()
+    except Exception:          # an attribute value pickle cannot write (an importer's own object): no reuse
+        return build_plan(graph, platform, device, precision, gpu_fallback, sparsity, dla_core, input_formats,
+                          output_formats)
+    key = (content, id(platform), device, precision, gpu_fallback, sparsity, dla_core, input_formats,
+           output_formats)
     hit = _PLANS.get(key)
     if hit is not None and hit[0] is platform:
         _PLANS.move_to_end(key)
