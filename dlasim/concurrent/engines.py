@@ -7,8 +7,12 @@ the same keys plus `model`.
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, replace
+
+try:                                   # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:            # Python 3.10 (hardware.py does the same)
+    import tomli as tomllib
 
 from ..errors import DlasimError
 

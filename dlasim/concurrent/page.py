@@ -1,6 +1,6 @@
 """HTML for `dlasim concurrent --format html`: one self-contained page with the engines' table, their
 slowdown causes, and a timeline of the engines running together (one lane per engine, steps coloured by
-the unit that runs them). Uses dlasim/html.py's page frame and escaping."""
+the unit that runs them). Uses dlasim/html's page frame and escaping."""
 from __future__ import annotations
 
 from ..html.common import _e
