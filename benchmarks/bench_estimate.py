@@ -4,7 +4,7 @@
 
 Graphs and platforms are built once; each timed call is `dlasim.estimate(graph, platform, ...)`. Prints, for
 ResNet-50 and MobileNetV2 on the Orin DLA (INT8), the A100 GPU (FP16) and the Orin GPU (FP16), the median
-time per call warm (graph reused: estimate reuses the Plan built for that graph content and options) and
+time per call warm (graph reused: estimate reuses the Plan built for that graph and options) and
 cold (caches cleared and a new Graph before each call: every pass runs), each as wall time, CPU time
 (time.process_time, steadier under load) and Python function calls (cProfile's count, unaffected by load);
 the time to build each graph (zoo / GraphBuilder); whole candidates (build the graph, then estimate it with
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'dlasim.hardware(orin-agx) (cached)':<34} {'':>6} {t_hw * 1e3:>9.3f}")
 
     print()
-    print("warm: graph and platform reused (the Plan is reused: passes.cached_plan, keyed on the graph's content);")
+    print("warm: graph and platform reused (the Plan is reused: passes.cached_plan, keyed on the graph and its content);")
     print("cold: dlasim.clear_caches() and a new Graph (zoo.build, untimed) before each call: every pass and")
     print("cost runs. cpu ms: time.process_time per call; calls: Python function calls per estimate (cProfile).")
     hdr = (f"{'estimate':<34} {'total ms':>9} {'steps':>6} {'warm ms':>8} {'min ms':>7} {'cpu ms':>7} "

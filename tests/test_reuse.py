@@ -19,6 +19,7 @@ def test_fingerprint_sees_in_place_changes():
     g = _net()
     before = g.fingerprint()
     assert _net().fingerprint() == before          # same content, another object: same bytes
+    assert _net().fingerprint(identity=True) != g.fingerprint(identity=True)   # ... but other objects
     g.layers[0].attrs["strides"] = [2, 2]
     assert g.fingerprint() != before
     g2 = _net()
@@ -34,6 +35,7 @@ def test_graph_changed_in_place_is_rebuilt():
     conv.attrs["kernel_shape"] = [1, 1]
     conv.attrs["pads"] = [0, 0, 0, 0]
     g.tensors[conv.inputs[1]].shape = (64, 32, 1, 1)
+    g.infer_shapes()                  # what resets the graph's own MAC count (Graph.macs)
     second = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     fresh = dlasim.estimate(_fresh_1x1(), hw, device="dla", precision="int8", batch=1)
     assert second.total_ms != first.total_ms
@@ -116,3 +118,29 @@ def test_graph_that_cannot_be_fingerprinted_is_built_each_time():
     a = dlasim.estimate(g, hw, device="dla", precision="int8")
     b = dlasim.estimate(_net(), hw, device="dla", precision="int8")
     assert len(_PLANS) <= n + 1 and a.total_ms == b.total_ms
+
+
+def test_plan_of_a_graph_changed_later_is_not_reused_for_another_graph():
+    """A cached Plan refers to the layers it was built from: once they change, an equal-content graph made
+    afresh gets its own Plan, not one whose layers now say something else."""
+    hw = dlasim.hardware("orin-agx")
+    g1 = _net()
+    dlasim.estimate(g1, hw, device="dla", precision="int8")
+    conv = next(l for l in g1.layers if l.op == "Conv")
+    conv.attrs["strides"] = [2, 2]
+    g1.infer_shapes()
+    dlasim.estimate(g1, hw, device="dla", precision="int8")
+    g2 = _net()
+    got = dlasim.estimate(g2, hw, device="dla", precision="int8").to_dict(parts=True)
+    clear_caches()
+    assert got == dlasim.estimate(_net(), hw, device="dla", precision="int8").to_dict(parts=True)
+
+
+def test_replaced_layer_object_misses():
+    hw = dlasim.hardware("orin-agx")
+    g = _net()
+    p1 = cached_plan(g, hw, "dla", "int8")
+    old = g.layers[0]
+    from dlasim.ir import Layer
+    g.layers[0] = Layer(old.name, old.op, list(old.inputs), list(old.outputs), dict(old.attrs), list(old.flags))
+    assert cached_plan(g, hw, "dla", "int8") is not p1

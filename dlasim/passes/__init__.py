@@ -50,11 +50,13 @@ def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision:
     return plan
 
 
-# Plans by (graph content, platform, build options). A Plan is a pure function of these: the passes read
-# nothing else. The key holds the graph's full content (Graph.fingerprint), not its identity, so a graph
-# changed in place misses; the platform is matched by identity (Platform is frozen) and kept alive by the
-# entry so its id cannot be reused. Only estimate() uses it, and estimate_plan only reads a Plan; build()
-# hands out a fresh Plan, which callers may change. A build that fails is not stored.
+# Plans by (graph, platform, build options). A Plan is a pure function of these: the passes read nothing
+# else. The key holds the graph's full content and the identity of the Graph, Layer and Tensor objects that
+# hold it (Graph.fingerprint(identity=True)): a graph changed in place misses, and a Plan, whose steps refer
+# to those objects and whose costs read them, is reused only while they hold the content it was built from.
+# The entry keeps them alive, so their ids cannot be reused. The platform is matched by identity (Platform
+# is frozen) and kept alive the same way. Only estimate() uses it, and estimate_plan only reads a Plan;
+# build() hands out a fresh Plan, which callers may change. A build that fails is not stored.
 _PLANS: OrderedDict = OrderedDict()
 PLAN_CACHE_SIZE = 64
 
@@ -62,10 +64,10 @@ PLAN_CACHE_SIZE = 64
 def cached_plan(graph: Graph, platform: Platform, device: str = "dla", precision: str = "fp16",
                 gpu_fallback: bool = True, sparsity: str = "disable", dla_core: int = 0,
                 input_formats: str | None = None, output_formats: str | None = None) -> Plan:
-    """build_plan's Plan, reused when the same graph content is built again with the same platform and
-    options. The Plan returned is shared: read it, never change it."""
+    """build_plan's Plan, reused when the same graph, holding the same content, is built again with the same
+    platform and options. The Plan returned is shared: read it, never change it."""
     try:
-        content = graph.fingerprint()
+        content = graph.fingerprint(identity=True)
     except Exception:          # an attribute value pickle cannot write (an importer's own object): no reuse
         return build_plan(graph, platform, device, precision, gpu_fallback, sparsity, dla_core, input_formats,
                           output_formats)
