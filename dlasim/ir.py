@@ -218,13 +218,16 @@ class Graph:
         ResNet-50). `identity` adds which Graph, Layer and Tensor objects hold it: equal bytes then also
         mean the same objects, for a cache whose results refer to them."""
         import pickle
-        if identity:
-            return pickle.dumps((id(self), self.name, self.inputs, self.outputs,
-                                 [(id(l), l.name, l.op, l.inputs, l.outputs, l.attrs, l.flags) for l in self.layers],
-                                 [(id(t), t.name, t.shape, t.dtype, t.const) for t in self.tensors.values()]), 5)
-        return pickle.dumps((self.name, self.inputs, self.outputs,
-                             [(l.name, l.op, l.inputs, l.outputs, l.attrs, l.flags) for l in self.layers],
-                             [(t.name, t.shape, t.dtype, t.const) for t in self.tensors.values()]), 5)
+        content = pickle.dumps((self.name, self.inputs, self.outputs,
+                                [(l.name, l.op, l.inputs, l.outputs, l.attrs, l.flags) for l in self.layers],
+                                [(t.name, t.shape, t.dtype, t.const) for t in self.tensors.values()]), 5)
+        if not identity:
+            return content
+        from array import array     # the objects' ids, in the order above, after the (self-delimiting) pickle
+        ids = array("Q", (id(self),))
+        ids.extend(map(id, self.layers))
+        ids.extend(map(id, self.tensors.values()))
+        return content + ids.tobytes()
 
     @property
     def batch(self) -> int:
