@@ -5,7 +5,7 @@ import dlasim
 from dlasim import zoo
 from dlasim.cost import dla as dla_cost
 from dlasim.ir import GraphBuilder
-from dlasim.passes import _PLANS, build_plan, cached_plan, clear_caches
+from dlasim.passes import _LAST, build_plan, cached_plan, clear_caches
 
 
 def _net(k: int = 64, kernel: int = 3):
@@ -62,7 +62,7 @@ def test_cached_estimate_equals_uncached_and_results_are_independent():
     g = zoo.build("resnet50")
     clear_caches()
     cold = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
-    assert _PLANS and dla_cost._CONV
+    assert _LAST[1] and dla_cost._CONV
     warm = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     from dlasim.simulate import estimate_plan
     plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, "dla", "int8"))
@@ -99,7 +99,6 @@ def test_failed_build_is_not_stored():
     x = b.input("x", (1, 16, 8, 8))
     g = b.build([b.mish(b.conv(x, 16, kernel=3))])
     hw = dlasim.hardware("xavier-agx")
-    n = len(_PLANS)
     for _ in range(2):
         try:
             dlasim.estimate(g, hw, device="dla", precision="fp16", gpu_fallback=False)
@@ -107,17 +106,28 @@ def test_failed_build_is_not_stored():
             pass
         else:
             raise AssertionError("expected a BuildError")
-    assert len(_PLANS) == n
+        assert not any(plan.gpu_fallback is False for _, plan in _LAST[1].values())
+
+
+def test_only_the_last_graphs_plans_are_kept():
+    hw = dlasim.hardware("orin-agx")
+    g1, g2 = _net(16), _net(32)
+    p1 = cached_plan(g1, hw, "dla", "int8")
+    cached_plan(g1, hw, "dla", "fp16")
+    assert len(_LAST[1]) == 2 and cached_plan(g1, hw, "dla", "int8") is p1
+    cached_plan(g2, hw, "dla", "int8")
+    assert [plan.graph for _, plan in _LAST[1].values()] == [g2]
+    assert cached_plan(g1, hw, "dla", "int8") is not p1
 
 
 def test_graph_that_cannot_be_fingerprinted_is_built_each_time():
     g = _net()
     g.layers[0].attrs["note"] = lambda: None       # pickle cannot write a lambda
     hw = dlasim.hardware("orin-agx")
-    n = len(_PLANS)
-    a = dlasim.estimate(g, hw, device="dla", precision="int8")
-    b = dlasim.estimate(_net(), hw, device="dla", precision="int8")
-    assert len(_PLANS) <= n + 1 and a.total_ms == b.total_ms
+    p1 = cached_plan(g, hw, "dla", "int8")
+    assert cached_plan(g, hw, "dla", "int8") is not p1
+    assert dlasim.estimate(g, hw, device="dla", precision="int8").total_ms == \
+        dlasim.estimate(_net(), hw, device="dla", precision="int8").total_ms
 
 
 def test_plan_of_a_graph_changed_later_is_not_reused_for_another_graph():
@@ -144,3 +154,14 @@ def test_replaced_layer_object_misses():
     from dlasim.ir import Layer
     g.layers[0] = Layer(old.name, old.op, list(old.inputs), list(old.outputs), dict(old.attrs), list(old.flags))
     assert cached_plan(g, hw, "dla", "int8") is not p1
+
+
+def test_equal_graph_after_the_last_one_changed_gets_its_own_plan():
+    hw = dlasim.hardware("orin-agx")
+    g1 = _net()
+    dlasim.estimate(g1, hw, device="dla", precision="int8")
+    next(l for l in g1.layers if l.op == "Conv").attrs["strides"] = [2, 2]
+    g1.infer_shapes()                     # g1's cached Plan now refers to changed layers and tensors
+    got = dlasim.estimate(_net(), hw, device="dla", precision="int8").to_dict(parts=True)
+    clear_caches()
+    assert got == dlasim.estimate(_net(), hw, device="dla", precision="int8").to_dict(parts=True)
