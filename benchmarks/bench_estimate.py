@@ -4,13 +4,15 @@
 
 Graphs and platforms are built once; each timed call is `dlasim.estimate(graph, platform, ...)`. Prints, for
 ResNet-50 and MobileNetV2 on the Orin DLA (INT8), the A100 GPU (FP16) and the Orin GPU (FP16), the median
-time per call warm (graph reused: estimate reuses the Plan built for that graph and options) and
-cold (caches cleared and a new Graph before each call: every pass runs), each as wall time, CPU time
+time per call warm (graph reused: estimate reuses the Plan built for that graph and options), with a new
+Graph of the same network each call (every pass runs; per-layer conv costs are reused) and cold (caches
+cleared and a new Graph before each call: nothing is reused), each as wall time, CPU time
 (time.process_time, steadier under load) and Python function calls (cProfile's count, unaffected by load);
 the time to build each graph (zoo / GraphBuilder); whole candidates (build the graph, then estimate it with
 caches cleared: what a NAS loop pays per new candidate) per second; then a cProfile of the cold ResNet-50
-Orin DLA estimate (top 10 functions by cumulative time). The load average is printed. The garbage collector stays on, as in a real loop; timings on a shared machine vary by
-10-20% from run to run, so compare medians of runs made close together.
+Orin DLA estimate (top 10 functions by cumulative time). The load average is printed. The garbage
+collector stays on, as in a real loop; timings on a shared machine vary by 10-20% from run to run, so
+compare medians of runs made close together.
 """
 from __future__ import annotations
 
@@ -83,11 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'dlasim.hardware(orin-agx) (cached)':<34} {'':>6} {t_hw * 1e3:>9.3f}")
 
     print()
-    print("warm: graph and platform reused (the Plan is reused: passes.cached_plan, keyed on the graph and its content);")
-    print("cold: dlasim.clear_caches() and a new Graph (zoo.build, untimed) before each call: every pass and")
-    print("cost runs. cpu ms: time.process_time per call; calls: Python function calls per estimate (cProfile).")
+    print("warm: graph and platform reused (estimate reuses the Plan of the graph estimated last: passes.cached_plan);")
+    print("new graph: a new Graph of the same network (zoo.build, untimed) before each call: every pass runs, conv")
+    print("costs are reused (cost/dla.py); cold: dlasim.clear_caches() too, nothing is reused. cpu: time.process_time")
+    print("per call (steadier under load); calls: Python function calls per estimate (cProfile, unaffected by load).")
     hdr = (f"{'estimate':<34} {'total ms':>9} {'steps':>6} {'warm ms':>8} {'min ms':>7} {'cpu ms':>7} "
-           f"{'calls':>6} {'est/s':>7} | {'cold ms':>8} {'cpu ms':>7} {'calls':>6}")
+           f"{'calls':>6} {'est/s':>6} | {'new ms':>7} {'cpu ms':>7} | {'cold ms':>8} {'cpu ms':>7} {'calls':>6}")
     print(hdr)
     print("-" * len(hdr))
     for label, model, plat, dev, prec in CASES:
@@ -96,20 +99,27 @@ def main(argv: list[str] | None = None) -> int:
         warm = lambda: dlasim.estimate(g, hw, device=dev, precision=prec, batch=1)  # noqa: E731
         ts = timed(warm, a.repeat)
         cpu = timed(warm, a.repeat, clock=time.process_time)
+        n_warm = calls(warm)
         new = []
+
+        def other():
+            new[:] = [zoo.build(model)]
 
         def fresh():
             dlasim.clear_caches()
-            new[:] = [zoo.build(model)]
+            other()
 
-        cold = lambda: dlasim.estimate(new[0], hw, device=dev, precision=prec, batch=1)  # noqa: E731
-        tc = timed(cold, a.repeat, before=fresh)
-        cc = timed(cold, a.repeat, clock=time.process_time, before=fresh)
+        call = lambda: dlasim.estimate(new[0], hw, device=dev, precision=prec, batch=1)  # noqa: E731
+        tn = timed(call, a.repeat, before=other)
+        cn = timed(call, a.repeat, clock=time.process_time, before=other)
+        tc = timed(call, a.repeat, before=fresh)
+        cc = timed(call, a.repeat, clock=time.process_time, before=fresh)
         fresh()
-        n_cold = calls(cold)
+        n_cold = calls(call)
         med = statistics.median(ts)
         print(f"{label:<34} {e.total_ms:>9.3f} {len(e.steps):>6} {med * 1e3:>8.3f} {min(ts) * 1e3:>7.3f} "
-              f"{statistics.median(cpu) * 1e3:>7.3f} {calls(warm):>6} {1 / med:>7.0f} | "
+              f"{statistics.median(cpu) * 1e3:>7.3f} {n_warm:>6} {1 / med:>6.0f} | "
+              f"{statistics.median(tn) * 1e3:>7.3f} {statistics.median(cn) * 1e3:>7.3f} | "
               f"{statistics.median(tc) * 1e3:>8.3f} {statistics.median(cc) * 1e3:>7.3f} {n_cold:>6}")
 
     print()
