@@ -45,15 +45,14 @@ FLAG_POOL = ["--hw", "orin-agx", "orin-agx:", "xavier-agx:30w", "h200", "a100:ma
              "--outputIOFormats=fp16:chw16", "--measured", "--layer-info"]
 
 
-def corpus() -> list[Path]:
-    """The seed files: shared and validation data, spec files, the ONNX export fixtures (unzipped once)."""
+def corpus(tmp: Path) -> list[Path]:
+    """The seed files: shared and validation data, spec files, the ONNX export fixtures (unzipped into `tmp`)."""
     files = []
     for d in (SHARED, ROOT / "validation" / "data"):
         if d.is_dir():
             files += [p for p in d.rglob("*") if p.is_file() and p.suffix in (".json", ".profile", ".prototxt")
                       and p.stat().st_size < 8 << 20]
     files += sorted((ROOT / "hardware_specs").glob("*.toml"))
-    tmp = Path(tempfile.mkdtemp(prefix="dlasim-fuzz-seeds-"))
     for gz in sorted((ROOT / "tests" / "fixtures" / "exports").glob("*.onnx.gz")):
         if gz.stat().st_size < 100_000:
             out = tmp / gz.name[:-3]
@@ -218,10 +217,10 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "dlasim-fuzz"))
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    seeds = corpus()
+    workdir = Path(tempfile.mkdtemp(prefix="dlasim-fuzz-"))
+    seeds = corpus(workdir)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    workdir = Path(tempfile.mkdtemp(prefix="dlasim-fuzz-"))
     counts = {"cases": 0, "rejected": 0, "accepted": 0, "crash": 0, "hang": 0}
     by_kind: dict[str, dict[str, int]] = {}
     graphs: list[dict] = []

@@ -236,6 +236,10 @@ CAFFE_BAD = {
                 'batch_norm_param { eps: nan } }', "batch_norm_param.eps must be a finite number"),
     "word slope": (HEAD + 'layer { name: "r" type: "ReLU" bottom: "data" top: "r" relu_param { negative_slope: NaNe-5 } }',
                    "negative_slope must be a finite number"),
+    "no top": (HEAD + 'layer { name: "c" type: "Convolution" bottom: "data" '
+               'convolution_param { num_output: 4 kernel_size: 3 } }', "has no top"),
+    "two tops one output": (HEAD + 'layer { name: "c" type: "Convolution" bottom: "data" top: "c" top: "d" '
+                            'convolution_param { num_output: 4 kernel_size: 3 } }', "has 2 top(s); it produces 1"),
     "empty": ("", "no layers"),
     "comment only": ("# nothing here\n# still nothing\n", "no layers"),
     "name only": ('name: "net"\n', "no layers"),

@@ -21,13 +21,15 @@ from dlasim import validate as V
 # First-estimate values of each spec's first version (git: xavier-agx.toml at eb6407d, a100/h200/orin-agx
 # at bd5db10), with the reason those files gave; parameters added later have the value the model used
 # before they existed (mac_efficiency_fp16 = mac_efficiency, memory_kernel_floor_s = kernel_floor_s,
-# dla_copy_efficiency = reformat_efficiency, depthwise_macs_per_cycle unset = depthwise on the MAC array).
+# dla_copy_efficiency = reformat_efficiency, depthwise_macs_per_cycle unset = depthwise on the MAC array,
+# tensor_latency_s unset = no kernel ramp, gemv_efficiency unset = memory_efficiency).
 LONO_PRIORS = {
     "xavier-agx": {"gpu.tensor_efficiency": 0.6, "gpu.memory_efficiency": 0.6, "gpu.kernel_floor_s": 8e-6,
                    "gpu.memory_kernel_floor_s": 8e-6, "copies.reformat_efficiency": 0.12,
                    "copies.reformat_floor_s": 15e-6, "copies.transition_overhead_s": 50e-6,
                    "copies.dla_copy_efficiency": 0.12, "dla.dram_efficiency": 0.5, "dla.mac_efficiency": 1.0,
-                   "dla.mac_efficiency_fp16": 1.0, "dla.layer_overhead_s": 5e-6, "dla.subgraph_overhead_s": 50e-6},
+                   "dla.mac_efficiency_fp16": 1.0, "dla.layer_overhead_s": 5e-6, "dla.subgraph_overhead_s": 50e-6,
+                   "gpu.tensor_latency_s": 0.0, "gpu.gemv_efficiency": 0.6},
     "a100": {"gpu.tensor_efficiency": 0.7, "gpu.memory_efficiency": 0.8, "gpu.kernel_floor_s": 4e-6,
              "gpu.memory_kernel_floor_s": 4e-6},
     "h200": {"gpu.tensor_efficiency": 0.7, "gpu.memory_efficiency": 0.83, "gpu.kernel_floor_s": 3e-6,

@@ -26,6 +26,9 @@ Sources (reference/gpu_tensorrt.md):
   and a GEMV on top of its weight stream; the class floors stay the shortest kernels. Fitted on Xavier's GoogLeNet rows, where one efficiency
   alone under-predicts the small convs and over-predicts the large ones.
 - s5.1: per-kernel launch overhead (CUDA graphs, as trtexec runs).
+- s5.2 fusions that make two layers one kernel (passes/fuse.py pair_kernels): INT8 depthwise + pointwise
+  (DepSep, CC >= 7.2) and INT8 conv + pooling (ConvActPool): the first layer's output stays on chip (no
+  DRAM bytes on either side) and the second pays no launch and no floor.
 - s2.1 / s2.3: 2:4 sparsity only for constant conv/FC weights, C % 4 == 0, not grouped, FP16/INT8, on
   GPUs with sparse tensor cores; sparse kernels use large tiles; TensorRT times both and keeps the faster.
 """
@@ -182,12 +185,23 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
     ideal = macs / peak
     floor = class_floor(gpu, cls)
+    launch, depsep = gpu.launch_overhead_s, {}
+    if step.attrs.get("depsep_into") or step.attrs.get("pool_into"):
+        # one kernel with its reader (passes/fuse.py: DepSep, ConvActPool): the output stays on chip
+        out_bytes = 0
+        depsep = {"onchip_output": step.attrs.get("depsep_into") or step.attrs["pool_into"]}
+    if step.attrs.get("depsep_from"):
+        # the pointwise half of the DepSep kernel: its input never left the chip, and it is the same kernel
+        # as the depthwise half, which paid the launch and the floor
+        in_bytes -= elems(step.inputs[:1]) * b
+        floor, launch = 0.0, 0.0
+        depsep["depsep"] = "pointwise"
     if cls == "depthwise":
         # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): its class bandwidth share
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * (2 if p != "fp32" else 1))
         mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
-        return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
-                      ideal_s=ideal, kernel_class=cls, l2_share=l2)
+        return finish(compute, mem, launch, macs, in_bytes + out_bytes + w_bytes, floor,
+                      ideal_s=ideal, kernel_class=cls, l2_share=l2, **depsep)
     if cls == "gemv":
         # too few rows for a CTA tile: a weight stream at the class's DRAM share; the MACs at the tensor rate
         compute = macs / (peak * gpu.tensor_efficiency)
@@ -239,8 +253,8 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
         parts["float_io_s"] = (elems(step.outputs) + elems(step.inputs[1:])) * (bo - b) / (
             plat.memory.dram_bandwidth_bytes_per_s * share)
     mem, l2 = memory_time(act, w_bytes, share, plat)
-    return finish(compute, mem, gpu.launch_overhead_s, macs, act + w_bytes, floor,
-                  residual_bytes=residual, l2_share=l2, **parts)
+    return finish(compute, mem, launch, macs, act + w_bytes, floor,
+                  residual_bytes=residual, l2_share=l2, **parts, **depsep)
 
 
 def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") -> StepCost:
@@ -269,14 +283,20 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     cls = kernel_class(op, None, p, gpu)
     nbytes = elems(step.inputs) * b + elems(step.outputs) * BYTES[step.out_precision or p]
     flags = {}
+    launch, floor = gpu.launch_overhead_s, class_floor(gpu, cls)
+    if step.attrs.get("pool_from"):
+        # the pooling half of a ConvActPool kernel (passes/fuse.py): it reads the conv output on chip and
+        # is the same kernel as the conv, which paid the launch and the floor
+        nbytes -= elems(step.inputs[:1]) * b
+        launch, floor = 0.0, 0.0
+        flags = {"fused_with": step.attrs["pool_from"]}
     if any("unknown_op" in l.flags for l in step.members):
         # an op dlasim does not know: priced as two passes over its data (conservative) and flagged
         flags = {"unmodelled": True}
         nbytes *= 2
     # reductions, pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels of their class
     mem, l2 = memory_time(nbytes, 0, class_efficiency(gpu, cls), plat)
-    return finish(0.0, mem, gpu.launch_overhead_s, 0, nbytes, class_floor(gpu, cls), kernel_class=cls,
-                  l2_share=l2, **flags)
+    return finish(0.0, mem, launch, 0, nbytes, floor, kernel_class=cls, l2_share=l2, **flags)
 
 
 def transpose_is_view(shape, perm) -> bool:

@@ -274,6 +274,8 @@ class _Net:
             raise self._err(str(e)) from None
         except (IndexError, TypeError, ValueError, ZeroDivisionError) as e:
             raise self._err(f"layer {name!r} ({op}): bad parameters ({e})") from None
+        if len(shapes) != len(outs):
+            raise self._err(f"layer {name!r} ({op}) has {len(outs)} top(s); it produces {len(shapes)}")
         for t, top, s in zip(outs, tops, shapes):
             if any(d <= 0 for d in s):
                 raise self._err(f"layer {name!r} ({op}) gives an empty output shape {tuple(s)}")

@@ -132,6 +132,8 @@ def check_net(net: dict, path: str) -> None:
                 if isinstance(s, dict):
                     _check_dims(s.get("dim") or [], path, f"layer {name!r} input_param.shape")
         bottoms = {str(b) for b in msg.get("bottom") or []}
+        if not msg.get("top") and kind not in ("Silence", "Accuracy", "SoftmaxWithLoss"):
+            raise ModelError(f"{path}: layer {name!r} ({kind}) has no top (expected top: \"BLOB\")")
         for top in msg.get("top") or []:
             top = str(top)
             if top in producer and top not in bottoms:

@@ -12,13 +12,13 @@ from ..hardware import Platform, check_dla_core
 from ..ir import Graph
 from ..plan import Plan
 from .fold import fold
-from .fuse import fuse
+from .fuse import fuse, pair_kernels
 from .partition import partition
 from .place import assign_precision, check_dla_support, place
 from .qdq import quantize
 from .reformat import insert_reformats, parse_io_formats
 
-PASSES = (fold, check_dla_support, place, assign_precision, fuse, quantize, partition, insert_reformats)
+PASSES = (fold, check_dla_support, place, assign_precision, fuse, quantize, partition, insert_reformats, pair_kernels)
 
 DEVICES = ("dla", "gpu")
 PRECISIONS = ("fp32", "fp16", "int8", "best")

@@ -125,6 +125,7 @@ def fuse(plan) -> None:
         if len(head.members) > 1:
             head.name = " + ".join(head.layers)
     _fuse_horizontal(plan, steps, dead, by_input)
+    _mark_shared_concat_inputs(steps, dead, by_input)
     plan.steps = toposort([s for s in steps if id(s) not in dead])
 
 
@@ -184,6 +185,94 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) ->
             for reader in by_input.get(t.name, ()):
                 if reader.op == "Concat" and reader.device == "gpu" and id(reader) not in dead:
                     reader.attrs.setdefault("copied_inputs", []).append(t.name)
+
+
+# TensorRT fuses an INT8 depthwise conv and the 1x1 conv that reads it into one kernel on compute capability
+# 7.2 and later (gpu_tensorrt.md s5.2 "Depthwise + pointwise conv -> DepSepConvolution (both INT8, CC >= 7.2;
+# seen as FusedConvActConvolution)")
+DEPSEP_MIN_CC = (7, 2)
+
+
+def pair_kernels(plan) -> None:
+    """The last pass: mark GPU layer pairs that TensorRT runs as one kernel (DepSep, ConvActPool). It runs after
+    the Q/DQ pass and the reformat pass, when every step's precision is final and a reformat between two
+    layers (which keeps them apart) is in place."""
+    steps = plan.steps
+    by_input: dict[str, list[Step]] = {}
+    for s in steps:
+        for t in s.inputs:
+            by_input.setdefault(t.name, []).append(s)
+    graph_outputs = {plan.resolve(t) for t in plan.graph.outputs}
+    _pair_depsep(plan, steps, set(), by_input, graph_outputs)
+    _pair_conv_pool(plan, steps, set(), by_input, graph_outputs)
+
+
+def _pair_depsep(plan, steps: list[Step], dead: set[int], by_input: dict, graph_outputs: set) -> None:
+    """Mark GPU INT8 depthwise -> 1x1 conv pairs that run as one DepSep kernel (DEPSEP_MIN_CC): the depthwise
+    step gets attrs["depsep_into"], the pointwise one attrs["depsep_from"] (the names of the other step).
+    The depthwise output never reaches DRAM and the pair is one kernel (cost/gpu.py prices both)."""
+    gpu = plan.platform.gpu
+    if gpu is None or tuple(int(x) for x in gpu.compute_capability.split(".")[:2]) < DEPSEP_MIN_CC:
+        return
+    for s in steps:
+        if (s.op != "Conv" or s.device != "gpu" or id(s) in dead or s.precision != "int8" or len(s.outputs) != 1
+                or s.out_precision not in ("", "int8") or not s.inputs or not s.inputs[0].shape
+                or s.outputs[0].name in graph_outputs):
+            continue
+        group = int(s.members[0].attrs.get("group", 1))
+        if group <= 1 or s.inputs[0].shape[1] != group:
+            continue                                  # not depthwise
+        readers = [r for r in by_input.get(s.outputs[0].name, ()) if id(r) not in dead]
+        if len(readers) != 1:
+            continue
+        r = readers[0]
+        if (r.op != "Conv" or r.device != "gpu" or r.precision != "int8" or r.conv is None
+                or tuple(r.conv[0]) != (1, 1) or int(r.members[0].attrs.get("group", 1)) != 1
+                or r.inputs[0] is not s.outputs[0] and r.inputs[0].name != s.outputs[0].name
+                or "depsep_into" in s.attrs or "depsep_from" in r.attrs):
+            continue
+        s.attrs["depsep_into"], r.attrs["depsep_from"] = r.name, s.name
+        plan.decisions.append(Decision(r.name, "fuse", f"one kernel with {s.name}",
+                                       "INT8 depthwise + pointwise conv: TensorRT's DepSepConvolution (CC >= 7.2); "
+                                       "the depthwise output stays on chip"))
+
+
+def _pair_conv_pool(plan, steps: list[Step], dead: set[int], by_input: dict, graph_outputs: set) -> None:
+    """Mark GPU INT8 conv -> pooling pairs that run as one ConvActPool kernel: the conv step gets
+    attrs["pool_into"], the pooling step attrs["pool_from"]; the conv output never reaches DRAM (cost/gpu.py).
+    gpu_tensorrt.md s5.2 "Convolution + Pooling (same precision; seen as LayerType ConvActPool)"; the trex A100
+    ResNet engines (validation/data/trex/a100-resnet50) show it in INT8 only: "conv1.weight + QuantizeLinear_7 +
+    Conv_9 + MaxPool_12" is one ConvActPool layer in qat-residual, while the FP16 and FP32 engines and the
+    Xavier FP16 GoogLeNet profile run the pooling as its own layer."""
+    for s in steps:
+        if (s.op != "Conv" or s.device != "gpu" or id(s) in dead or s.precision != "int8" or len(s.outputs) != 1
+                or s.out_precision not in ("", "int8") or s.outputs[0].name in graph_outputs
+                or "depsep_into" in s.attrs):
+            continue
+        readers = [r for r in by_input.get(s.outputs[0].name, ()) if id(r) not in dead]
+        if len(readers) != 1:
+            continue
+        r = readers[0]
+        if (r.op not in POOL_OPS or r.device != "gpu" or r.precision != "int8" or len(r.members) != 1
+                or r.out_precision not in ("", "int8")):
+            continue
+        s.attrs["pool_into"], r.attrs["pool_from"] = r.name, s.name
+        plan.decisions.append(Decision(r.name, "fuse", f"one kernel with {s.name}",
+                                       "INT8 convolution + pooling: TensorRT's ConvActPool; the conv output "
+                                       "stays on chip"))
+
+
+def _mark_shared_concat_inputs(steps: list[Step], dead: set[int], by_input: dict) -> None:
+    """A tensor is one buffer, so TensorRT can write it in place into one concatenated buffer only: a tensor
+    that several GPU Concats read (DenseNet: every feature map feeds every later concat of its block) is
+    written in place into the first and copied into every other (attrs["copied_inputs"], priced by
+    cost/gpu.py as the copy rows of gpu_tensorrt.md s4.2: "<tensor> copy" layers, concat copies)."""
+    for name, readers in by_input.items():
+        cats = [r for r in readers if r.op == "Concat" and r.device == "gpu" and id(r) not in dead]
+        for r in cats[1:]:
+            copied = r.attrs.setdefault("copied_inputs", [])
+            if name not in copied:
+                copied.append(name)
 
 
 def toposort(steps: list[Step]) -> list[Step]:
