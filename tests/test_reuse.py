@@ -62,7 +62,7 @@ def test_cached_estimate_equals_uncached_and_results_are_independent():
     g = zoo.build("resnet50")
     clear_caches()
     cold = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
-    assert _LAST[1] and dla_cost._CONV
+    assert _LAST[0][1] and dla_cost._CONV
     warm = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     from dlasim.simulate import estimate_plan
     plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, "dla", "int8"))
@@ -106,7 +106,7 @@ def test_failed_build_is_not_stored():
             pass
         else:
             raise AssertionError("expected a BuildError")
-        assert not any(plan.gpu_fallback is False for _, plan in _LAST[1].values())
+        assert not any(plan.gpu_fallback is False for _, plan in (_LAST[0] or (0, {}))[1].values())
 
 
 def test_only_the_last_graphs_plans_are_kept():
@@ -114,9 +114,9 @@ def test_only_the_last_graphs_plans_are_kept():
     g1, g2 = _net(16), _net(32)
     p1 = cached_plan(g1, hw, "dla", "int8")
     cached_plan(g1, hw, "dla", "fp16")
-    assert len(_LAST[1]) == 2 and cached_plan(g1, hw, "dla", "int8") is p1
+    assert len(_LAST[0][1]) == 2 and cached_plan(g1, hw, "dla", "int8") is p1
     cached_plan(g2, hw, "dla", "int8")
-    assert [plan.graph for _, plan in _LAST[1].values()] == [g2]
+    assert [plan.graph for _, plan in _LAST[0][1].values()] == [g2]
     assert cached_plan(g1, hw, "dla", "int8") is not p1
 
 
@@ -165,3 +165,14 @@ def test_equal_graph_after_the_last_one_changed_gets_its_own_plan():
     got = dlasim.estimate(_net(), hw, device="dla", precision="int8").to_dict(parts=True)
     clear_caches()
     assert got == dlasim.estimate(_net(), hw, device="dla", precision="int8").to_dict(parts=True)
+
+
+def test_threads_estimating_different_graphs_get_their_own_results():
+    from concurrent.futures import ThreadPoolExecutor
+    hw = dlasim.hardware("orin-agx")
+    graphs = [_net(16 * (i % 4 + 1)) for i in range(40)]
+    clear_caches()
+    want = {k: dlasim.estimate(_net(k), hw, device="dla", precision="int8").total_ms for k in (16, 32, 48, 64)}
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda g: dlasim.estimate(g, hw, device="dla", precision="int8").total_ms, graphs))
+    assert got == [want[16 * (i % 4 + 1)] for i in range(40)]

@@ -59,7 +59,7 @@ def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision:
 # garbage collector slower: about +25% CPU per new MobileNetV3 candidate with two graphs' Plans kept, +50%
 # with 64). Only estimate() uses it, and estimate_plan only reads a Plan; build() hands out a fresh Plan,
 # which callers may change. A build that fails is not stored.
-_LAST: list = [None, {}]            # [graph key, {(platform id, options...): (platform, Plan)}]
+_LAST: list = [None]                # [(graph key, {(platform id, options...): (platform, Plan)}) or None]
 PLANS_PER_GRAPH = 8
 
 
@@ -73,9 +73,10 @@ def cached_plan(graph: Graph, platform: Platform, device: str = "dla", precision
     except Exception:          # an attribute value pickle cannot write (an importer's own object): no reuse
         return build_plan(graph, platform, device, precision, gpu_fallback, sparsity, dla_core, input_formats,
                           output_formats)
-    if _LAST[0] != content:
-        _LAST[0], _LAST[1] = None, {}      # free the previous graph's Plans before building
-    plans = _LAST[1]
+    entry = _LAST[0]                   # one (graph key, plans) pair, read and replaced whole (threads)
+    if entry is None or entry[0] != content:
+        entry = _LAST[0] = None            # free the previous graph's Plans before building
+    plans = entry[1] if entry is not None else {}
     key = (id(platform), device, precision, gpu_fallback, sparsity, dla_core, input_formats, output_formats)
     hit = plans.get(key)
     if hit is not None and hit[0] is platform:
@@ -85,12 +86,12 @@ def cached_plan(graph: Graph, platform: Platform, device: str = "dla", precision
     if len(plans) >= PLANS_PER_GRAPH:
         plans.clear()
     plans[key] = (platform, plan)
-    _LAST[0] = content
+    _LAST[0] = entry or (content, plans)
     return plan
 
 
 def clear_caches() -> None:
     """Forget every reused result (plans here, per-layer results in the cost model)."""
     from ..cost import clear_caches as clear_cost
-    _LAST[0], _LAST[1] = None, {}
+    _LAST[0] = None
     clear_cost()
