@@ -322,6 +322,19 @@ def jetson_depthwise_share(h200, fitted: dict, queue) -> None:
 # --------------------------------------------------------------------------------------------------
 # A100
 
+def volta_dram_side_share(h200, queue) -> None:
+    """Xavier's memory_efficiency is the DRAM-side share of streaming kernels, which its SMs keep it under
+    (stream_bytes_per_clk_per_sm binds); no Xavier data can set it, so it is the H200's fitted streaming
+    share (its eltwise kernels are DRAM-limited), an assumption said in the source."""
+    v = h200.gpu.memory_efficiency
+    queue("xavier-agx", {"gpu.memory_efficiency": v}, {"gpu.memory_efficiency": (
+        f"assumption: the share of DRAM peak a streaming kernel reaches when the DRAM, not the SMs, limits it, "
+        f"taken as h200.toml memory_efficiency {v:.4g} (fitted by {TOOL} on validation/h200/gpu_grid_results.json "
+        f"eltwise), the only GPU in the data whose streaming kernels are DRAM-limited; on Xavier the SM-side rate "
+        f"(stream_bytes_per_clk_per_sm) binds whenever this share exceeds 0.36 (AGX) / 0.50 (NX), so predictions "
+        f"do not depend on its value above that")})
+
+
 def stream_cross_check(h200, xav) -> None:
     """Print the per-SM streaming rates: Xavier's fitted one (SM-limited) against the H200's DRAM-limited
     streaming rate per SM (memory_efficiency x HBM bandwidth / (SMs x clock)), a lower bound of what an H200
@@ -589,6 +602,7 @@ def main(argv=None) -> int:
                 "reformat efficiency cannot serve both)", cast_rows)
     h4 = h200_kernel_classes(h3, queue, [o for o in dense if o.dataset.endswith("F_conv")], a.verbose)
     jetson_depthwise_share(h4, {"xavier-agx": xav}, queue)
+    volta_dram_side_share(h4, queue)
     stream_cross_check(h4, xav)
     hsrc = rel(H200_JSON)
     queue("h200", C.fitted_values(res_h), sources_for(res_h, f"{hsrc} C_wave, D_sparse dense kernel times"))
