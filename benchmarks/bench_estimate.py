@@ -2,19 +2,24 @@
 
     python benchmarks/bench_estimate.py [--repeat N] [--no-profile]
 
-Graphs and platforms are built once; each timed call is `dlasim.estimate(graph, platform, ...)`, the path a
-NAS loop takes. Prints the median time per call and estimates/second for ResNet-50 and MobileNetV2 on the
-Orin DLA (INT8), the A100 GPU (FP16) and the Orin GPU (FP16); the time to build each graph (zoo /
-GraphBuilder); whole candidates (build the graph with GraphBuilder, then estimate it: what a NAS loop pays
-per new candidate) per second; then a cProfile of the ResNet-50 Orin DLA estimate (top 10 functions by
-cumulative time). The garbage collector stays on, as in a real loop; timings on a shared machine vary by
-10-20% from run to run, so compare medians of runs made close together.
+Graphs and platforms are built once; each timed call is `dlasim.estimate(graph, platform, ...)`. Prints, for
+ResNet-50 and MobileNetV2 on the Orin DLA (INT8), the A100 GPU (FP16) and the Orin GPU (FP16), the median
+time per call warm (graph reused: estimate reuses the Plan built for that graph and options), with a new
+Graph of the same network each call (every pass runs; per-layer conv costs are reused) and cold (caches
+cleared and a new Graph before each call: nothing is reused), each as wall time, CPU time
+(time.process_time, steadier under load) and Python function calls (cProfile's count, unaffected by load);
+the time to build each graph (zoo / GraphBuilder); whole candidates (build the graph, then estimate it with
+caches cleared: what a NAS loop pays per new candidate) per second; then a cProfile of the cold ResNet-50
+Orin DLA estimate (top 10 functions by cumulative time). The load average is printed. The garbage
+collector stays on, as in a real loop; timings on a shared machine vary by 10-20% from run to run, so
+compare medians of runs made close together.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import statistics
 import sys
@@ -33,15 +38,30 @@ CASES = [  # (label, zoo model, platform, device, precision)
 ]
 
 
-def timed(fn, repeat: int, warmup: int = 2) -> list[float]:
+def timed(fn, repeat: int, warmup: int = 2, clock=time.perf_counter, before=None) -> list[float]:
+    """Seconds per call of `fn` (`before`, untimed, runs ahead of each call)."""
     for _ in range(warmup):
+        if before:
+            before()
         fn()
     out = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        if before:
+            before()
+        t0 = clock()
         fn()
-        out.append(time.perf_counter() - t0)
+        out.append(clock() - t0)
     return out
+
+
+def calls(fn) -> int:
+    """Python function calls one call of `fn` makes (cProfile's count): a measure of work that load on the
+    machine does not change."""
+    prof = cProfile.Profile()
+    prof.enable()
+    fn()
+    prof.disable()
+    return sum(s[1] for s in pstats.Stats(prof).stats.values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile section")
     a = ap.parse_args(argv)
 
-    print(f"dlasim {dlasim.__version__}, Python {sys.version.split()[0]}, {a.repeat} timed calls per row (median)")
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(f"dlasim {dlasim.__version__}, Python {sys.version.split()[0]}, {a.repeat} timed calls per row (median)"
+          + (f", load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs" if load else ""))
     print()
     print(f"{'graph construction':<34} {'layers':>6} {'build ms':>9}")
     graphs = {}
@@ -63,16 +85,42 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'dlasim.hardware(orin-agx) (cached)':<34} {'':>6} {t_hw * 1e3:>9.3f}")
 
     print()
-    hdr = f"{'estimate (graph and platform reused)':<34} {'total ms':>9} {'steps':>6} {'median ms':>10} {'min ms':>8} {'est/s':>8}"
+    print("warm: graph and platform reused (estimate reuses the Plan of the graph estimated last: passes.cached_plan);")
+    print("new graph: a new Graph of the same network (zoo.build, untimed) before each call: every pass runs, conv")
+    print("costs are reused (cost/dla.py); cold: dlasim.clear_caches() too, nothing is reused. cpu: time.process_time")
+    print("per call (steadier under load); calls: Python function calls per estimate (cProfile, unaffected by load).")
+    hdr = (f"{'estimate':<34} {'total ms':>9} {'steps':>6} {'warm ms':>8} {'min ms':>7} {'cpu ms':>7} "
+           f"{'calls':>6} {'est/s':>6} | {'new ms':>7} {'cpu ms':>7} | {'cold ms':>8} {'cpu ms':>7} {'calls':>6}")
     print(hdr)
     print("-" * len(hdr))
     for label, model, plat, dev, prec in CASES:
         g, hw = graphs[model], platforms[plat]
         e = dlasim.estimate(g, hw, device=dev, precision=prec, batch=1)
-        ts = timed(lambda: dlasim.estimate(g, hw, device=dev, precision=prec, batch=1), a.repeat)
+        warm = lambda: dlasim.estimate(g, hw, device=dev, precision=prec, batch=1)  # noqa: E731
+        ts = timed(warm, a.repeat)
+        cpu = timed(warm, a.repeat, clock=time.process_time)
+        n_warm = calls(warm)
+        new = []
+
+        def other():
+            new[:] = [zoo.build(model)]
+
+        def fresh():
+            dlasim.clear_caches()
+            other()
+
+        call = lambda: dlasim.estimate(new[0], hw, device=dev, precision=prec, batch=1)  # noqa: E731
+        tn = timed(call, a.repeat, before=other)
+        cn = timed(call, a.repeat, clock=time.process_time, before=other)
+        tc = timed(call, a.repeat, before=fresh)
+        cc = timed(call, a.repeat, clock=time.process_time, before=fresh)
+        fresh()
+        n_cold = calls(call)
         med = statistics.median(ts)
-        print(f"{label:<34} {e.total_ms:>9.3f} {len(e.steps):>6} {med * 1e3:>10.2f} {min(ts) * 1e3:>8.2f} "
-              f"{1 / med:>8.0f}")
+        print(f"{label:<34} {e.total_ms:>9.3f} {len(e.steps):>6} {med * 1e3:>8.3f} {min(ts) * 1e3:>7.3f} "
+              f"{statistics.median(cpu) * 1e3:>7.3f} {n_warm:>6} {1 / med:>6.0f} | "
+              f"{statistics.median(tn) * 1e3:>7.3f} {statistics.median(cn) * 1e3:>7.3f} | "
+              f"{statistics.median(tc) * 1e3:>8.3f} {statistics.median(cc) * 1e3:>7.3f} {n_cold:>6}")
 
     print()
     hdr = f"{'candidate = build + estimate':<34} {'median ms':>10} {'min ms':>8} {'cand/s':>8}"
@@ -80,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(hdr))
     for label, model, plat, dev, prec in CASES[:4]:
         hw = platforms[plat]
-        ts = timed(lambda: dlasim.estimate(zoo.build(model), hw, device=dev, precision=prec, batch=1), a.repeat)
+        ts = timed(lambda: dlasim.estimate(zoo.build(model), hw, device=dev, precision=prec, batch=1), a.repeat,
+                   before=dlasim.clear_caches)   # a new candidate: no reused Plan or conv cost
         med = statistics.median(ts)
         print(f"{label:<34} {med * 1e3:>10.2f} {min(ts) * 1e3:>8.2f} {1 / med:>8.0f}")
 
@@ -89,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(20):
+            dlasim.clear_caches()    # the cold path: every pass and cost runs
             dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
         prof.disable()
         buf = io.StringIO()
@@ -96,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         text = buf.getvalue()
         start = text.find("   ncalls")
         print()
-        print("cProfile: 20 x estimate(resnet50, orin-agx, dla, int8), top 10 by cumulative time")
+        print("cProfile: 20 x cold estimate(resnet50, orin-agx, dla, int8), top 10 by cumulative time")
         print(text[start:].rstrip() if start >= 0 else text.rstrip())
     return 0
 

@@ -17,8 +17,15 @@ from .hardware import Platform, hardware
 from .ir import Graph, GraphBuilder
 from .report import Estimate, StepRow
 
-__all__ = ["load", "hardware", "estimate", "estimate_many", "build", "compare", "explain", "Graph", "GraphBuilder",
+__all__ = ["load", "hardware", "estimate", "estimate_many", "build", "clear_caches", "compare", "explain", "Graph", "GraphBuilder",
            "Platform", "Estimate", "StepRow", "DlasimError", "ModelError", "SpecError", "BuildError"]
+
+
+def clear_caches() -> None:
+    """Forget the results estimate() reuses: Plans by graph content and options, per-layer conv costs (a
+    memory bound; results never depend on it)."""
+    from .passes import clear_caches as _clear
+    _clear()
 
 
 def estimate_many(models, hw="xavier-agx", workers: int = 1, backend: str = "process", progress=None,

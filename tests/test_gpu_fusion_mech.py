@@ -32,7 +32,8 @@ def test_int8_depthwise_then_pointwise_run_as_one_depsep_kernel():
     # one kernel: the pointwise half pays no launch and no floor
     assert pw.overhead_ms == 0.0 and pw.parts["depsep"] == "pointwise" and "floor_s" not in pw.parts
     gpu = XAVIER.gpu
-    bw = XAVIER.memory.dram_bandwidth_bytes_per_s * gpu.depthwise_efficiency
+    bw = min(XAVIER.memory.dram_bandwidth_bytes_per_s * gpu.depthwise_efficiency,    # DRAM or SM streaming limit
+             gpu.depthwise_efficiency / gpu.memory_efficiency * 8 * gpu.clock_hz * gpu.stream_bytes_per_clk_per_sm)
     assert dw.memory_ms == pytest.approx((256 * 28 * 28 + 256 * 9) / bw * 1e3)
 
 
@@ -75,7 +76,9 @@ def test_int8_conv_then_pooling_run_as_one_convactpool_kernel():
     # writes its 64x28x28 INT8 output, and pays no launch and no floor (the same kernel as the conv)
     assert conv.bytes == 64 * 56 * 56 + 64 * 64 * 9
     assert pool.bytes == 64 * 28 * 28 and pool.overhead_ms == 0.0 and "floor_s" not in pool.parts
-    bw = XAVIER.memory.dram_bandwidth_bytes_per_s * XAVIER.gpu.memory_efficiency
+    g = XAVIER.gpu
+    bw = min(XAVIER.memory.dram_bandwidth_bytes_per_s * g.memory_efficiency,    # DRAM or SM streaming limit
+             8 * g.clock_hz * g.stream_bytes_per_clk_per_sm)
     assert pool.time_ms == pytest.approx(64 * 28 * 28 / bw * 1e3)
 
 

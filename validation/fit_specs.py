@@ -12,8 +12,10 @@ cannot determine are reported and kept at their prior values):
 
 - xavier-agx GPU: per-row GoogLeNet FP16 profile (HaX-CoNN googlenet_gpu_mark_at_-1.profile, TRT 7.1.3,
   batch 1) -> gpu.tensor_efficiency, gpu.tensor_latency_s (the fixed ramp/tail of a tensor-core kernel),
-  gpu.kernel_floor_s (conv kernels), gpu.memory_kernel_floor_s (pools, LRN, prob), gpu.memory_efficiency,
-  gpu.gemv_efficiency (the one FC row, loss3/classifier at batch 1), copies.reformat_efficiency,
+  gpu.kernel_floor_s (conv kernels), gpu.memory_kernel_floor_s (pools, LRN, prob),
+  gpu.stream_bytes_per_clk_per_sm (the per-SM streaming rate that limits memory-bound kernels and copies on
+  Xavier; memory_efficiency there is the DRAM-side share, an assumption taken from the H200 fit, which the
+  SM rate stays under; cross-check printed: the H200's DRAM-limited streaming rate per SM), gpu.gemv_efficiency (the one FC row, loss3/classifier at batch 1), copies.reformat_efficiency,
   copies.reformat_floor_s. The torch2trt Xavier rows (validation/t2t_xavier.py) are held out.
 - xavier-agx DLA + copies: seed 000 (4 trtexec medians, batch 32, 1x1/3x3, INT8/FP16, and the per-step
   breakdown of the 1x1 engine) + the all-DLA GoogLeNet FP16 profile (googlenet_dla_mark_at_-1.profile,
@@ -75,7 +77,7 @@ H200_JSON = DATA / "h200" / "h200_microbench_results.json"
 TOOL = "validation/fit_specs.py"
 
 XAVIER_GPU_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s",
-                     "gpu.memory_efficiency", "copies.reformat_efficiency", "copies.reformat_floor_s",
+                     "gpu.stream_bytes_per_clk_per_sm", "copies.reformat_efficiency", "copies.reformat_floor_s",
                      "gpu.tensor_latency_s", "gpu.gemv_efficiency"]
 A100_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s", "gpu.memory_efficiency"]
 XAVIER_DLA_PARAMS = ["dla.mac_efficiency", "dla.mac_efficiency_fp16", "dla.layer_overhead_s",
@@ -182,6 +184,9 @@ def loo_xavier_gpu(plat) -> list[dict]:
 def xavier_gpu_sources(res: dict, data_text: str) -> dict:
     """sources_for, saying which rows set the class parameters that few rows determine."""
     src = sources_for(res, data_text)
+    if "gpu.stream_bytes_per_clk_per_sm" in src:
+        src["gpu.stream_bytes_per_clk_per_sm"] += ("; set by the memory-bound rows (pools, LRN, prob) and the "
+                                                   "reformat copies, at this GPU's 8 SMs x 1377 MHz")
     if "gpu.gemv_efficiency" in src:
         src["gpu.gemv_efficiency"] += "; set by the profile's one FC row (loss3/classifier, 1024->1000, batch 1)"
     return src
@@ -316,6 +321,35 @@ def jetson_depthwise_share(h200, fitted: dict, queue) -> None:
 
 # --------------------------------------------------------------------------------------------------
 # A100
+
+def volta_dram_side_share(h200, queue) -> None:
+    """Xavier's memory_efficiency is the DRAM-side share of streaming kernels, which its SMs keep it under
+    (stream_bytes_per_clk_per_sm binds); no Xavier data can set it, so it is the H200's fitted streaming
+    share (its eltwise kernels are DRAM-limited), an assumption said in the source."""
+    v = h200.gpu.memory_efficiency
+    queue("xavier-agx", {"gpu.memory_efficiency": v}, {"gpu.memory_efficiency": (
+        f"assumption: the share of DRAM peak a streaming kernel reaches when the DRAM, not the SMs, limits it, "
+        f"taken as h200.toml memory_efficiency {v:.4g} (fitted by {TOOL} on validation/h200/gpu_grid_results.json "
+        f"eltwise), the only GPU in the data whose streaming kernels are DRAM-limited; on Xavier the SM-side rate "
+        f"(stream_bytes_per_clk_per_sm) binds whenever this share exceeds 0.36 (AGX) / 0.50 (NX), so predictions "
+        f"do not depend on its value above that")})
+
+
+def stream_cross_check(h200, xav) -> None:
+    """Print the per-SM streaming rates: Xavier's fitted one (SM-limited) against the H200's DRAM-limited
+    streaming rate per SM (memory_efficiency x HBM bandwidth / (SMs x clock)), a lower bound of what an H200
+    SM can stream; and whether Xavier's DRAM-side share leaves the SM rate the limit."""
+    hg, xg = h200.gpu, xav.gpu
+    h = hg.memory_efficiency * h200.memory.dram_bandwidth_bytes_per_s / (hg.sm_count * hg.clock_hz)
+    say("\n== per-SM streaming rate (bytes read+written per SM clock)")
+    say(f"   h200 (DRAM-limited, a lower bound of its SM rate): {h:.3g}")
+    if xg.stream_bytes_per_clk_per_sm is not None:
+        x = xg.stream_bytes_per_clk_per_sm
+        share = x * xg.sm_count * xg.clock_hz / xav.memory.dram_bandwidth_bytes_per_s
+        say(f"   xavier-agx (fitted): {x:.3g} = {share:.3f} of DRAM peak at 8 SMs x 1377 MHz; DRAM-side share "
+            f"{xg.memory_efficiency:.4g} {'>' if xg.memory_efficiency > share else '<='} that "
+            f"({'the SM rate binds' if xg.memory_efficiency > share else 'the DRAM binds: the SM rate is not identified'})")
+
 
 def onnx_to_zoo_map(graph_json: Path, g) -> dict:
     """ONNX node names of the trex ResNet-18 engine -> zoo:resnet18 layer names.
@@ -568,6 +602,8 @@ def main(argv=None) -> int:
                 "reformat efficiency cannot serve both)", cast_rows)
     h4 = h200_kernel_classes(h3, queue, [o for o in dense if o.dataset.endswith("F_conv")], a.verbose)
     jetson_depthwise_share(h4, {"xavier-agx": xav}, queue)
+    volta_dram_side_share(h4, queue)
+    stream_cross_check(h4, xav)
     hsrc = rel(H200_JSON)
     queue("h200", C.fitted_values(res_h), sources_for(res_h, f"{hsrc} C_wave, D_sparse dense kernel times"))
     queue("h200", C.fitted_values(res_hs), sources_for(res_hs, f"{hsrc} D_sparse sparse/dense kernel-time ratios"))

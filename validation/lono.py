@@ -29,7 +29,10 @@ LONO_PRIORS = {
                    "copies.reformat_floor_s": 15e-6, "copies.transition_overhead_s": 50e-6,
                    "copies.dla_copy_efficiency": 0.12, "dla.dram_efficiency": 0.5, "dla.mac_efficiency": 1.0,
                    "dla.mac_efficiency_fp16": 1.0, "dla.layer_overhead_s": 5e-6, "dla.subgraph_overhead_s": 50e-6,
-                   "gpu.tensor_latency_s": 0.0, "gpu.gemv_efficiency": 0.6},
+                   "gpu.tensor_latency_s": 0.0, "gpu.gemv_efficiency": 0.6,
+                   # no SM limit before: the per-SM rate that gives the 0.6 prior share on AGX
+                   # (0.6 x 136.5e9 / (8 x 1377e6)) under memory_efficiency 0.8552
+                   "gpu.stream_bytes_per_clk_per_sm": 7.435},
     "a100": {"gpu.tensor_efficiency": 0.7, "gpu.memory_efficiency": 0.8, "gpu.kernel_floor_s": 4e-6,
              "gpu.memory_kernel_floor_s": 4e-6},
     "h200": {"gpu.tensor_efficiency": 0.7, "gpu.memory_efficiency": 0.83, "gpu.kernel_floor_s": 3e-6,

@@ -64,3 +64,8 @@ def cost_plan(plan: Plan) -> list[StepCost]:
 
 # The cost models import StepCost and finish from this module, so they are imported once it defines them.
 from . import copies, dla, gpu  # noqa: E402
+
+
+def clear_caches() -> None:
+    """Forget the per-layer results the cost model reuses (cost/dla.py)."""
+    dla.clear_caches()

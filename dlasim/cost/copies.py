@@ -7,19 +7,22 @@
   s0.1 fact 14, s5.1): seed 000's breakdown (validation/data/seeds/xavier_dla_conv_breakdown.csv) shows the
   same time for INT8 and FP16 engines although one writes half the bytes, so the larger of the read and
   write streams sets the time; each such copy also pays the hand-over synchronisation.
+- Both kinds are GPU kernels (TensorRT's reformat / "to nvm" copies run on the SMs): their DRAM share is
+  scaled by the same SM-side streaming limit as other memory-bound GPU kernels (cost/gpu.py sm_stream_scale).
 """
 from __future__ import annotations
 
 from ..hardware import Platform
 from ..plan import Step
 from . import StepCost, finish
+from .gpu import sm_stream_scale
 
 
 def copy_cost(step: Step, plat: Platform) -> StepCost:
     cp = plat.copies
     rd, wr = step.attrs["bytes_read"], step.attrs["bytes_written"]
     touches_dla = step.kind == "transition" or "dla" in (step.attrs.get("toward"), step.attrs.get("from"))
-    bw = plat.memory.dram_bandwidth_bytes_per_s
+    bw = plat.memory.dram_bandwidth_bytes_per_s * sm_stream_scale(plat)
     if touches_dla:
         memory = max(rd, wr) / (bw * (cp.dla_copy_efficiency or cp.reformat_efficiency))
         sync = cp.transition_overhead_s

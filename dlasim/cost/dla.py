@@ -194,22 +194,49 @@ def _no_gain(c: StepCost) -> str:
     return "its output rate through the SDP/PDP, not its MACs, sets its time"
 
 
+# _conv_cost results by everything they depend on (platform, conv shape, precision and the step's facts
+# below), so the repeated blocks of a network, and the same layers in another candidate, are priced once.
+# Bounded: emptied when full. The platform is matched by identity (frozen) and kept by the entry.
+_CONV: dict = {}
+CONV_CACHE_SIZE = 8192
+
+
+def clear_caches() -> None:
+    _CONV.clear()
+
+
 def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool) -> StepCost:
-    dla = plat.dla
     p = step.precision
+    bpe = _bpe(p)
+    out_bytes = _fmaps_bytes(step.outputs, bpe)
+    residual = _fmaps_bytes(step.inputs[1:], bpe)
+    first = bool(step.inputs and step.inputs[0].name in g.inputs)
+    uses_lut = not LUT_OPS.isdisjoint([l.op for l in step.members])
+    pool = bool(step.attrs.get("fused_pool"))
+    key = (id(plat), cs, p, out_bytes, residual, first, uses_lut, pool, sparse)
+    hit = _CONV.get(key)
+    if hit is None or hit[0] is not plat:
+        if len(_CONV) >= CONV_CACHE_SIZE:
+            _CONV.clear()
+        hit = _CONV[key] = (plat, _conv_cost_of(plat, cs, p, out_bytes, residual, first, uses_lut, pool, sparse))
+    c = hit[1]
+    return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, dict(c.parts))
+
+
+def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residual: int, first: bool,
+                  uses_lut: bool, pool: bool, sparse: bool) -> StepCost:
+    """One conv step's cost from its shape, precision, output and residual bytes, whether it reads the
+    network input, runs the LUT or a fused pool, and 2:4 weights."""
+    dla = plat.dla
     bpe = _bpe(p)
     hz = dla.clock_hz
     bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
-    out_bytes = _fmaps_bytes(step.outputs, bpe)
-    first = step.inputs and step.inputs[0].name in g.inputs
-    mac_cycles, ideal = conv_cycles(cs, dla, p, bool(first), sparse)
+    mac_cycles, ideal = conv_cycles(cs, dla, p, first, sparse)
     conv_out = cs.n * cs.k * cs.p * cs.q
-    uses_lut = not LUT_OPS.isdisjoint([l.op for l in step.members])
     sdp_rate = dla.sdp_eltwise_elems_per_cycle if uses_lut else dla.sdp_elems_per_cycle
     sdp_cycles = conv_out / sdp_rate
-    pdp_cycles = conv_out / dla.pdp_elems_per_cycle if step.attrs.get("fused_pool") else 0.0
+    pdp_cycles = conv_out / dla.pdp_elems_per_cycle if pool else 0.0
     cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
-    residual = _fmaps_bytes(step.inputs[1:], bpe)
     traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual, sparse)
     eff = dla.mac_eff(p)
     stall_s = stalled / bw
@@ -222,7 +249,7 @@ def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool
     # the rest of the cycles above the ideal run at the unit's own rate (the depthwise processor, the SDP/PDP
     # output rate), plus the MAC efficiency below 1: what causes.py calls compute_bound
     rate_loss_s = (cycles - run) / (hz * eff) - pad_s + run / hz * (1.0 / eff - 1.0)
-    ops = hw_ops(cs, dla, bool(first))
+    ops = hw_ops(cs, dla, first)
     return finish(compute, traffic / bw, dla.layer_overhead_s * ops, cs.macs, traffic, hw_ops=ops,
                   ideal_s=ideal / hz, padding_s=pad_s, rate_loss_s=rate_loss_s,
                   refetch_bytes=refetch, refetch_s=refetch / bw, weight_stall_s=stall_s,

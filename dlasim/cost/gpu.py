@@ -25,6 +25,13 @@ Sources (reference/gpu_tensorrt.md):
   `tensor_latency_s`, a tensor-core kernel pays it once on top of its tiles x waves (latency + throughput),
   and a GEMV on top of its weight stream; the class floors stay the shortest kernels. Fitted on Xavier's GoogLeNet rows, where one efficiency
   alone under-predicts the small convs and over-predicts the large ones.
+- SM-side streaming limit (`sm_stream_scale`): a memory-bound kernel moves at most
+  stream_bytes_per_clk_per_sm x SMs x clock (the SMs issue the loads and stores); its rate is
+  min(class share x DRAM bandwidth, that rate x class share / memory_efficiency), i.e. the class shares are scaled
+  by min(1, SM rate / (memory_efficiency x DRAM bandwidth)). On AGX Xavier streaming kernels reach ~35% of DRAM
+  peak, fitted as a per-SM rate (validation/fit_specs.py), which sets the rate of a board with fewer or slower
+  SMs on a narrower bus (Xavier NX) from its SM count and clock, not its DRAM. The GEMV weight stream keeps its
+  own DRAM share (Xavier's FC row runs faster than the SM streaming rate). GPUs without the field: no SM limit.
 - s5.1: per-kernel launch overhead (CUDA graphs, as trtexec runs).
 - s5.2 fusions that make two layers one kernel (passes/fuse.py pair_kernels): INT8 depthwise + pointwise
   (DepSep, CC >= 7.2) and INT8 conv + pooling (ConvActPool): the first layer's output stays on chip (no
@@ -132,13 +139,27 @@ def class_efficiency(gpu: Gpu, cls: str) -> float:
     return gpu.memory_efficiency if own is None else own
 
 
-def memory_time(act_bytes: float, const_bytes: float, eff: float, plat: Platform) -> tuple[float, float]:
+def sm_stream_scale(plat: Platform) -> float:
+    """min(1, SM streaming rate / (memory_efficiency x DRAM bandwidth)): the factor by which the SMs, not the
+    DRAM, limit memory-bound kernels (module docstring). 1.0 when the spec sets no per-SM streaming rate.
+    E.g. Xavier NX: 6 SMs x 1109.25 MHz x 4.36 B/clk = 29.0 GB/s against 0.8552 x 59.7 GB/s = 51.1 GB/s -> 0.568."""
+    gpu = plat.gpu
+    if gpu.stream_bytes_per_clk_per_sm is None:
+        return 1.0
+    sm_rate = gpu.stream_bytes_per_clk_per_sm * gpu.sm_count * gpu.clock_hz
+    return min(1.0, sm_rate / (gpu.memory_efficiency * plat.memory.dram_bandwidth_bytes_per_s))
+
+
+def memory_time(act_bytes: float, const_bytes: float, eff: float, plat: Platform,
+                sm_limited: bool = True) -> tuple[float, float]:
     """(seconds, share of the activation bytes served by the L2) to move a step's bytes at a class's bandwidth
     share `eff` (class_efficiency). Activations fit in the L2 when act_bytes <= l2_usable_fraction x l2_bytes
     (module docstring); then they move at l2_bandwidth_bytes_per_s scaled by eff / memory_efficiency (a class
     reaches the same fraction of the streaming kernels' L2 rate as of their DRAM rate). Weights
-    (`const_bytes`) always come from DRAM."""
+    (`const_bytes`) always come from DRAM. `sm_limited`: the share is scaled by sm_stream_scale."""
     gpu = plat.gpu
+    if sm_limited:
+        eff = eff * sm_stream_scale(plat)
     l2 = plat.memory.l2_bytes
     dram_bw = plat.memory.dram_bandwidth_bytes_per_s * eff
     if gpu.l2_bandwidth_bytes_per_s is None or gpu.l2_usable_fraction is None or not l2 or \
@@ -205,7 +226,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     if cls == "gemv":
         # too few rows for a CTA tile: a weight stream at the class's DRAM share; the MACs at the tensor rate
         compute = macs / (peak * gpu.tensor_efficiency)
-        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
+        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat, sm_limited=False)
         ramp = gpu.tensor_latency_s or 0.0             # the same kernel ramp/tail as a tensor-core kernel
         return finish(compute, mem + ramp, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
                       ideal_s=ideal, kernel_class=cls, l2_share=l2, stream_ramp_s=ramp)
@@ -251,7 +272,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
                 parts.update(sparse="too_small", sparse_reason="the dense kernel is as fast or faster")
     if bo != b:      # the bytes the higher-precision output and residual add over INT8 ones
         parts["float_io_s"] = (elems(step.outputs) + elems(step.inputs[1:])) * (bo - b) / (
-            plat.memory.dram_bandwidth_bytes_per_s * share)
+            plat.memory.dram_bandwidth_bytes_per_s * share * sm_stream_scale(plat))
     mem, l2 = memory_time(act, w_bytes, share, plat)
     return finish(compute, mem, launch, macs, act + w_bytes, floor,
                   residual_bytes=residual, l2_share=l2, **parts, **depsep)
@@ -275,7 +296,8 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
             return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
         cp = plat.copies
         nbytes = 2 * b * elems([t for t in step.inputs if t.name in copied])
-        return finish(0.0, nbytes / (plat.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency),
+        return finish(0.0, nbytes / (plat.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency
+                                     * sm_stream_scale(plat)),
                       gpu.launch_overhead_s, 0, nbytes, cp.reformat_floor_s, concat_copy=True)
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") or (op == "Transpose" and transpose_is_view(
             step.inputs[0].shape if step.inputs else (), anchor.attrs.get("perm") if anchor is not None else None)):

@@ -1,8 +1,6 @@
 """The timeline, bars, breakdown, waterfall and speed-up pictures (inline SVG)."""
 from __future__ import annotations
 
-import math
-
 from .common import (BOUND_COLOURS, COPY_COLOUR, COPY_DARK, DEVICE_COLOURS, LAUNCH_COLOUR, _c, _e, _est, _fmt_ms,
                      _hatch_defs, _is_copy, _legend, _num, _pct, _short, _step_title, _svg_open, _time_axis)
 

@@ -66,12 +66,11 @@ def fuse(plan) -> None:
             continue
         device = head.device
         ok = fusable[device]
-        into = f"fused into {head.members[0].name}"
-        after = f" after {head.op} on {device.upper()}"
+        into = after = ""                  # the decision texts, made at the first absorption
         sdp = device == "dla"
-        while True:
-            if sdp and not LUT_OPS.isdisjoint([l.op for l in head.members]):
-                break                      # the LUT is the SDP pass's last stage: what reads it is a new pass
+        # the LUT is the SDP pass's last stage: what reads it is a new pass (tracked as members join)
+        lut = sdp and not LUT_OPS.isdisjoint([l.op for l in head.members])
+        while not lut:
             out = head.outputs[0]
             if out.name in graph_outputs:
                 break
@@ -80,7 +79,10 @@ def fuse(plan) -> None:
                 link = readers[0]          # a plain chain link (BN, activation): the common case
                 if not ok(link):
                     break
+                if not into:
+                    into, after = f"fused into {head.members[0].name}", f" after {head.op} on {device.upper()}"
                 absorb(head, link, into, after)
+                lut = sdp and link.members[0].op in LUT_OPS
                 head.outputs = list(link.outputs)
                 head.attrs.setdefault("residual", False)
                 continue
@@ -92,8 +94,11 @@ def fuse(plan) -> None:
                 for s in region:
                     plan.decisions.append(Decision(s.name, "fuse", f"not fused into {head.members[0].name}", why))
                 break
+            if not into:
+                into, after = f"fused into {head.members[0].name}", f" after {head.op} on {device.upper()}"
             for s in region:
                 absorb(head, s, into, after)
+            lut = sdp and not LUT_OPS.isdisjoint([s.members[0].op for s in region])
             sink = region[-1]
             if len(region) == 1 and len(sink.inputs) == 1:
                 extra = []            # one step reading only `out`: nothing new comes in
@@ -115,7 +120,7 @@ def fuse(plan) -> None:
                 head.members.extend(pool.members)
                 head.outputs = list(pool.outputs)
                 head.attrs["fused_pool"] = pool.members[0]
-                plan.decisions.append(Decision(pool.name, "fuse", into,
+                plan.decisions.append(Decision(pool.name, "fuse", f"fused into {head.members[0].name}",
                                               "pooling runs in the PDP on the fly after the conv"))
         if len(head.members) > 1:
             head.name = " + ".join(head.layers)

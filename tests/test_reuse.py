@@ -1,0 +1,178 @@
+"""Reused results (plans by graph content, conv costs by layer facts) never go stale and never leak state."""
+from __future__ import annotations
+
+import dlasim
+from dlasim import zoo
+from dlasim.cost import dla as dla_cost
+from dlasim.ir import GraphBuilder
+from dlasim.passes import _LAST, build_plan, cached_plan, clear_caches
+
+
+def _net(k: int = 64, kernel: int = 3):
+    b = GraphBuilder("reuse")
+    x = b.input("x", (1, 32, 28, 28))
+    y = b.relu(b.bn(b.conv(x, k, kernel=kernel)))
+    return b.build([b.conv(y, 32, kernel=1)])
+
+
+def test_fingerprint_sees_in_place_changes():
+    g = _net()
+    before = g.fingerprint()
+    assert _net().fingerprint() == before          # same content, another object: same bytes
+    assert _net().fingerprint(identity=True) != g.fingerprint(identity=True)   # ... but other objects
+    g.layers[0].attrs["strides"] = [2, 2]
+    assert g.fingerprint() != before
+    g2 = _net()
+    g2.tensors["x"].shape = (2, 32, 28, 28)
+    assert g2.fingerprint() != before
+
+
+def test_graph_changed_in_place_is_rebuilt():
+    hw = dlasim.hardware("orin-agx")
+    g = _net()
+    first = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    conv = next(l for l in g.layers if l.op == "Conv")
+    conv.attrs["kernel_shape"] = [1, 1]
+    conv.attrs["pads"] = [0, 0, 0, 0]
+    g.tensors[conv.inputs[1]].shape = (64, 32, 1, 1)
+    g.infer_shapes()                  # what resets the graph's own MAC count (Graph.macs)
+    second = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    fresh = dlasim.estimate(_fresh_1x1(), hw, device="dla", precision="int8", batch=1)
+    assert second.total_ms != first.total_ms
+    assert second.to_dict(parts=True) == fresh.to_dict(parts=True)
+
+
+def _fresh_1x1():
+    return _net(kernel=1)
+
+
+def test_options_and_platforms_are_part_of_the_key():
+    g = _net()
+    orin, xavier = dlasim.hardware("orin-agx"), dlasim.hardware("xavier-agx")
+    p1 = cached_plan(g, orin, "dla", "int8")
+    assert cached_plan(g, orin, "dla", "int8") is p1
+    assert cached_plan(g, orin, "dla", "fp16") is not p1
+    assert cached_plan(g, xavier, "dla", "int8").platform is xavier
+    assert cached_plan(g, orin, "dla", "int8", sparsity="enable").sparsity == "enable"
+    assert cached_plan(g, orin, "dla", "int8", gpu_fallback=False).gpu_fallback is False
+
+
+def test_cached_estimate_equals_uncached_and_results_are_independent():
+    hw = dlasim.hardware("orin-agx")
+    g = zoo.build("resnet50")
+    clear_caches()
+    cold = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    assert _LAST[0][1] and dla_cost._CONV
+    warm = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    from dlasim.simulate import estimate_plan
+    plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, "dla", "int8"))
+    assert warm.to_dict(parts=True) == cold.to_dict(parts=True) == plain.to_dict(parts=True)
+    # changing one result changes no later one (rows, parts, fallback are the caller's own)
+    warm.steps[1].parts["ideal_s"] = -1.0
+    warm.steps[1].layers.append("x")
+    again = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    assert again.to_dict(parts=True) == cold.to_dict(parts=True)
+
+
+def test_fallback_records_are_copies():
+    b = GraphBuilder("fb")
+    x = b.input("x", (1, 16, 8, 8))
+    g = b.build([b.mish(b.conv(x, 16, kernel=3))])
+    hw = dlasim.hardware("xavier-agx")
+    e = dlasim.estimate(g, hw, device="dla", precision="fp16")
+    assert e.fallback
+    e.fallback[0]["reason"] = "changed"
+    assert dlasim.estimate(g, hw, device="dla", precision="fp16").fallback[0]["reason"] != "changed"
+
+
+def test_conv_cost_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(dla_cost, "CONV_CACHE_SIZE", 2)
+    clear_caches()
+    hw = dlasim.hardware("orin-agx")
+    for k in (16, 32, 48, 64):
+        dlasim.estimate(_net(k), hw, device="dla", precision="int8")
+    assert len(dla_cost._CONV) <= 2
+
+
+def test_failed_build_is_not_stored():
+    b = GraphBuilder("nofb")
+    x = b.input("x", (1, 16, 8, 8))
+    g = b.build([b.mish(b.conv(x, 16, kernel=3))])
+    hw = dlasim.hardware("xavier-agx")
+    for _ in range(2):
+        try:
+            dlasim.estimate(g, hw, device="dla", precision="fp16", gpu_fallback=False)
+        except dlasim.DlasimError:
+            pass
+        else:
+            raise AssertionError("expected a BuildError")
+        assert not any(plan.gpu_fallback is False for _, plan in (_LAST[0] or (0, {}))[1].values())
+
+
+def test_only_the_last_graphs_plans_are_kept():
+    hw = dlasim.hardware("orin-agx")
+    g1, g2 = _net(16), _net(32)
+    p1 = cached_plan(g1, hw, "dla", "int8")
+    cached_plan(g1, hw, "dla", "fp16")
+    assert len(_LAST[0][1]) == 2 and cached_plan(g1, hw, "dla", "int8") is p1
+    cached_plan(g2, hw, "dla", "int8")
+    assert [plan.graph for _, plan in _LAST[0][1].values()] == [g2]
+    assert cached_plan(g1, hw, "dla", "int8") is not p1
+
+
+def test_graph_that_cannot_be_fingerprinted_is_built_each_time():
+    g = _net()
+    g.layers[0].attrs["note"] = lambda: None       # pickle cannot write a lambda
+    hw = dlasim.hardware("orin-agx")
+    p1 = cached_plan(g, hw, "dla", "int8")
+    assert cached_plan(g, hw, "dla", "int8") is not p1
+    assert dlasim.estimate(g, hw, device="dla", precision="int8").total_ms == \
+        dlasim.estimate(_net(), hw, device="dla", precision="int8").total_ms
+
+
+def test_plan_of_a_graph_changed_later_is_not_reused_for_another_graph():
+    """A cached Plan refers to the layers it was built from: once they change, an equal-content graph made
+    afresh gets its own Plan, not one whose layers now say something else."""
+    hw = dlasim.hardware("orin-agx")
+    g1 = _net()
+    dlasim.estimate(g1, hw, device="dla", precision="int8")
+    conv = next(l for l in g1.layers if l.op == "Conv")
+    conv.attrs["strides"] = [2, 2]
+    g1.infer_shapes()
+    dlasim.estimate(g1, hw, device="dla", precision="int8")
+    g2 = _net()
+    got = dlasim.estimate(g2, hw, device="dla", precision="int8").to_dict(parts=True)
+    clear_caches()
+    assert got == dlasim.estimate(_net(), hw, device="dla", precision="int8").to_dict(parts=True)
+
+
+def test_replaced_layer_object_misses():
+    hw = dlasim.hardware("orin-agx")
+    g = _net()
+    p1 = cached_plan(g, hw, "dla", "int8")
+    old = g.layers[0]
+    from dlasim.ir import Layer
+    g.layers[0] = Layer(old.name, old.op, list(old.inputs), list(old.outputs), dict(old.attrs), list(old.flags))
+    assert cached_plan(g, hw, "dla", "int8") is not p1
+
+
+def test_equal_graph_after_the_last_one_changed_gets_its_own_plan():
+    hw = dlasim.hardware("orin-agx")
+    g1 = _net()
+    dlasim.estimate(g1, hw, device="dla", precision="int8")
+    next(l for l in g1.layers if l.op == "Conv").attrs["strides"] = [2, 2]
+    g1.infer_shapes()                     # g1's cached Plan now refers to changed layers and tensors
+    got = dlasim.estimate(_net(), hw, device="dla", precision="int8").to_dict(parts=True)
+    clear_caches()
+    assert got == dlasim.estimate(_net(), hw, device="dla", precision="int8").to_dict(parts=True)
+
+
+def test_threads_estimating_different_graphs_get_their_own_results():
+    from concurrent.futures import ThreadPoolExecutor
+    hw = dlasim.hardware("orin-agx")
+    graphs = [_net(16 * (i % 4 + 1)) for i in range(40)]
+    clear_caches()
+    want = {k: dlasim.estimate(_net(k), hw, device="dla", precision="int8").total_ms for k in (16, 32, 48, 64)}
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda g: dlasim.estimate(g, hw, device="dla", precision="int8").total_ms, graphs))
+    assert got == [want[16 * (i % 4 + 1)] for i in range(40)]
