@@ -51,19 +51,20 @@ class SweepResult:
                 "pareto": [i for i, p in enumerate(self.points) if p.pareto]}
 
 
-def parse_vary(items: list[str]) -> dict:
-    """{key: [values]} from --vary KEY=V1,V2 items; several keys make a grid."""
+def parse_vary(items: list[str], keys: tuple[str, ...] = KEYS, min_values: int = 1, one_key: bool = False) -> dict:
+    """{key: [values]} from --vary KEY=V1,V2 items: `sweep` takes several keys (a grid) and one value or more,
+    `compare` exactly one key (`one_key`) and at least two values."""
     vary: dict = {}
     for item in items:
         key, eq, vals = item.partition("=")
         key = key.strip()
-        if not eq or key not in KEYS:
-            raise DlasimError(f"--vary: expected KEY=V1,V2 with KEY in {'|'.join(KEYS)}, got {item!r}")
+        if not eq or key not in keys:
+            raise DlasimError(f"--vary: expected KEY=V1,V2 with KEY in {'|'.join(keys)}, got {item!r}")
         if key in vary:
             raise DlasimError(f"--vary {key}: given twice")
         values = [v.strip() for v in vals.split(",") if v.strip()]
-        if not values:
-            raise DlasimError(f"--vary {key}: give at least one value")
+        if len(values) < min_values:
+            raise DlasimError(f"--vary {key}: give at least {'one value' if min_values == 1 else f'{min_values} values'}")
         if key == "batch":
             try:
                 values = [int(v) for v in values]
@@ -74,6 +75,8 @@ def parse_vary(items: list[str]) -> dict:
         vary[key] = values
     if not vary:
         raise DlasimError("--vary: give at least one KEY=V1,V2")
+    if one_key and len(vary) != 1:
+        raise DlasimError("--vary: give exactly one KEY")
     return vary
 
 

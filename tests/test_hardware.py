@@ -171,3 +171,23 @@ def test_cached_platform_lists_cannot_be_changed_in_place():
         with pytest.raises(TypeError):
             seq[0] = "Softmax"
     assert "Softmax" not in hardware("xavier-agx").dla.support.ops
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_every_shipped_spec_estimates_a_network(name):
+    """Each shipped platform (DLA-only NVDLA configurations included: no GPU block) costs a conv network on
+    each of its devices, the DLA engine with its input/output reformat copies; a cost path that assumes a
+    GPU fails here."""
+    import dlasim
+    from dlasim.ir import GraphBuilder
+    b = GraphBuilder("tiny")
+    x = b.input("x", (2, 16, 28, 28))
+    b.relu(b.conv(b.relu(b.conv(x, 32, kernel=3, pad=1)), 32, kernel=1))
+    g = b.build()
+    plat = hardware(name)
+    prec = "int8" if plat.dla is not None and "fp16" not in plat.dla.precisions else "fp16"
+    for device in [d for d, unit in (("dla", plat.dla), ("gpu", plat.gpu)) if unit is not None]:
+        e = dlasim.estimate(g, plat, device=device, precision=prec)
+        assert e.total_ms > 0, (name, device)
+        if device == "dla":
+            assert any(s.kind == "reformat" for s in e.steps), name

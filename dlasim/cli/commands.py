@@ -148,24 +148,8 @@ def cmd_explain(a) -> Output:
 
 def _parse_vary(items: list[str]) -> dict:
     from ..causes import VARY_KEYS
-    vary = {}
-    for item in items:
-        key, eq, vals = item.partition("=")
-        key = key.strip()
-        if not eq or key not in VARY_KEYS:
-            raise DlasimError(f"--vary: expected KEY=V1,V2 with KEY in {'|'.join(VARY_KEYS)}, got {item!r}")
-        values = [v.strip() for v in vals.split(",") if v.strip()]
-        if len(values) < 2:
-            raise DlasimError(f"--vary {key}: give at least two values")
-        if key == "batch":
-            try:
-                values = [int(v) for v in values]
-            except ValueError:
-                raise DlasimError(f"--vary batch: values must be integers, got {vals!r}") from None
-        vary[key] = values
-    if len(vary) != 1:
-        raise DlasimError("--vary: give exactly one KEY")
-    return vary
+    from ..sweep import parse_vary
+    return parse_vary(items, VARY_KEYS, min_values=2, one_key=True)
 
 
 def cmd_compare(a) -> Output:

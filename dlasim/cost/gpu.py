@@ -141,10 +141,11 @@ def class_efficiency(gpu: Gpu, cls: str) -> float:
 
 def sm_stream_scale(plat: Platform) -> float:
     """min(1, SM streaming rate / (memory_efficiency x DRAM bandwidth)): the factor by which the SMs, not the
-    DRAM, limit memory-bound kernels (module docstring). 1.0 when the spec sets no per-SM streaming rate.
+    DRAM, limit memory-bound kernels (module docstring). 1.0 when the spec sets no per-SM streaming rate or
+    has no GPU (the DLA-only NVDLA configurations: their copies are not GPU kernels).
     E.g. Xavier NX: 6 SMs x 1109.25 MHz x 4.36 B/clk = 29.0 GB/s against 0.8552 x 59.7 GB/s = 51.1 GB/s -> 0.568."""
     gpu = plat.gpu
-    if gpu.stream_bytes_per_clk_per_sm is None:
+    if gpu is None or gpu.stream_bytes_per_clk_per_sm is None:
         return 1.0
     sm_rate = gpu.stream_bytes_per_clk_per_sm * gpu.sm_count * gpu.clock_hz
     return min(1.0, sm_rate / (gpu.memory_efficiency * plat.memory.dram_bandwidth_bytes_per_s))

@@ -30,13 +30,18 @@ JOIN_OPS = frozenset({"Add", "Sum", "Mul"})   # the ops through which a region m
 MAX_REGION = 4  # pointwise layers absorbed per fusion attempt
 
 
-def fuse(plan) -> None:
-    steps = plan.steps
+def readers_and_outputs(plan) -> tuple[dict[str, list[Step]], set[str]]:
+    """({tensor name: the steps reading it, in step order}, the names of the graph's outputs)."""
     by_input: dict[str, list[Step]] = {}
-    for s in steps:
+    for s in plan.steps:
         for t in s.inputs:
             by_input.setdefault(t.name, []).append(s)
-    graph_outputs = {plan.resolve(t) for t in plan.graph.outputs}
+    return by_input, {plan.resolve(t) for t in plan.graph.outputs}
+
+
+def fuse(plan) -> None:
+    steps = plan.steps
+    by_input, graph_outputs = readers_and_outputs(plan)
     dead: set[int] = set()
     dla, gpu = plan.platform.dla, plan.platform.gpu
     pool_fusion = dla is not None and dla.support.pool_fusion
@@ -198,11 +203,7 @@ def pair_kernels(plan) -> None:
     the Q/DQ pass and the reformat pass, when every step's precision is final and a reformat between two
     layers (which keeps them apart) is in place."""
     steps = plan.steps
-    by_input: dict[str, list[Step]] = {}
-    for s in steps:
-        for t in s.inputs:
-            by_input.setdefault(t.name, []).append(s)
-    graph_outputs = {plan.resolve(t) for t in plan.graph.outputs}
+    by_input, graph_outputs = readers_and_outputs(plan)
     _pair_depsep(plan, steps, set(), by_input, graph_outputs)
     _pair_conv_pool(plan, steps, set(), by_input, graph_outputs)
 

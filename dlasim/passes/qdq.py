@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..plan import Decision, Step
+from .fuse import readers_and_outputs
 
 Q, DQ = "QuantizeLinear", "DequantizeLinear"
 
@@ -67,11 +68,7 @@ def quantize(plan, rules: QdqRules = QDQ_RULES) -> None:
         return
     hi = "fp32" if plan.precision == "fp32" else "fp16"     # rule 4: the higher precision TensorRT may use
     steps = plan.steps
-    readers: dict[str, list[Step]] = {}
-    for s in steps:
-        for t in s.inputs:
-            readers.setdefault(t.name, []).append(s)
-    outputs = {plan.resolve(t) for t in plan.graph.outputs}
+    readers, outputs = readers_and_outputs(plan)
     memo: dict[str, bool] = {}
 
     def q_wanted(t: str) -> bool:
