@@ -78,8 +78,8 @@ def _annotation_ids(tree: ast.AST) -> set[int]:
     return ids
 
 
-def candidates(rel: str) -> list[Mutant]:
-    tree = ast.parse((ROOT / rel).read_text())
+def candidates(rel: str, root: Path = ROOT) -> list[Mutant]:
+    tree = ast.parse((root / rel).read_text())
     skip = _docstring_ids(tree) | _annotation_ids(tree)
     out = []
     for i, node in enumerate(ast.walk(tree)):
@@ -185,25 +185,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list the drawn mutants and stop")
     a = p.parse_args(argv)
     files = a.files or sorted(str(f.relative_to(ROOT)) for f in (ROOT / "dlasim" / "cost").glob("*.py"))
-    pool = [m for f in files for m in candidates(f)]
-    drawn = random.Random(a.seed).sample(pool, min(a.max, len(pool)))
-    drawn.sort(key=lambda m: (m.file, m.line, m.index, m.kind))
-    print(f"{len(pool)} candidate mutants in {len(files)} files; {len(drawn)} drawn (seed {a.seed})")
-    if a.list:
-        for m in drawn:
-            print(f"  {m.file}:{m.line}  {m.text}")
-        return 0
     results: dict[str, dict[str, int]] = {f: {"killed": 0, "survived": 0, "timeout": 0} for f in files}
     survivors = []
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dlasim-mut-") as tmp:
+        # mutants are drawn from, and written into, the copy: edits to the working tree during a run change nothing
         work = Path(tmp)
         _copy_repo(work)
+        pool = [m for f in files for m in candidates(f, work)]
+        drawn = random.Random(a.seed).sample(pool, min(a.max, len(pool)))
+        drawn.sort(key=lambda m: (m.file, m.line, m.index, m.kind))
+        print(f"{len(pool)} candidate mutants in {len(files)} files; {len(drawn)} drawn (seed {a.seed})")
+        if a.list:
+            for m in drawn:
+                print(f"  {m.file}:{m.line}  {m.text}")
+            return 0
         if _run_tests(work, a.timeout * 3) != "survived":
             print("the unmutated tests fail or hang: nothing to measure", file=sys.stderr)
             return 1
         for n, m in enumerate(drawn, 1):
-            original = (ROOT / m.file).read_text()
+            original = (work / m.file).read_text()
             (work / m.file).write_text(mutate(original, m))
             try:
                 outcome = _run_tests(work, a.timeout)
