@@ -301,3 +301,23 @@ def test_gpu_transpose_is_free_only_as_a_view():
     copy = next(s for s in steps.values() if "copy" in s.layers and "r" not in s.layers)
     assert view.bytes == 0 and view.time_ms == 0 and view.parts.get("in_place") is True
     assert copy.bytes == 2 * 2 * 197 * 768 and copy.macs == 0            # FP16 read + write
+
+
+def test_simt_image_conv_computes_at_the_cuda_core_rate():
+    # CUDA-core implicit GEMM: MACs over SMs x CUDA FMA/clk x clock x tensor_efficiency (cost/gpu.py)
+    plat = hardware("a100")
+    g = plat.gpu
+    b = GraphBuilder("t")
+    y = b.conv(b.input("x", (8, 3, 512, 512)), 64, 7, stride=2, bias=False, name="c")
+    c = _layers(b.build([y]), plat, precision="fp32")["c"]
+    macs = 8 * 64 * 256 * 256 * 3 * 49
+    assert c.compute_ms == pytest.approx(macs / (g.sm_count * g.cuda_core_fma_per_clk_per_sm * g.clock_hz
+                                                 * g.tensor_efficiency) * 1e3)
+
+
+def test_unknown_op_is_priced_as_two_passes_over_its_data():
+    # 1 x 64 x 32 x 32 FP16 in and (shape assumed) out: 2 x (131072 + 131072) B, flagged unmodelled
+    b = GraphBuilder("t")
+    y = b.op("NoSuchOp", [b.input("x", (1, 64, 32, 32))], {}, name="odd")
+    s = next(s for s in _layers(b.build([y]), H200, **IO).values() if "odd" in s.layers)
+    assert s.parts.get("unmodelled") is True and s.bytes == 2 * 2 * 64 * 32 * 32 * 2
