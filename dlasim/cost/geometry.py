@@ -39,11 +39,6 @@ class ConvShape:
         return self.groups > 1 and self.groups == self.c
 
     @property
-    def weights(self) -> int:
-        """Number of weights: K kernels of C/groups x R x S."""
-        return self.k * (self.c // self.groups) * self.r * self.s
-
-    @property
     def macs(self) -> int:
         if self.transposed:
             return self.n * self.c * self.h * self.w * (self.k // self.groups) * self.r * self.s
