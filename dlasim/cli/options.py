@@ -55,24 +55,22 @@ def _device(text: str):
     raise argparse.ArgumentTypeError(f"expected dla or gpu (or trtexec's CUDA device number), got {text!r}")
 
 
-def _positive(text: str) -> int:
+def _int_at_least(text: str, lo: int, what: str) -> int:
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if n < lo:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {n}")
     return n
+
+
+def _positive(text: str) -> int:
+    return _int_at_least(text, 1, "a positive integer")
 
 
 def _core(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a DLA core number (0, 1, ...), got {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a DLA core number (0, 1, ...), got {n}")
-    return n
+    return _int_at_least(text, 0, "a DLA core number (0, 1, ...)")
 
 
 def add_model_options(p: argparse.ArgumentParser, formats=("table", "json", "csv", "html")) -> None:

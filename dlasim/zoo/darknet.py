@@ -100,6 +100,18 @@ def _yolov3(spp: bool):
     return build
 
 
+def _tiny_heads(d: _Cfg, branch: str, lateral: str) -> list[str]:
+    """The two heads of the tiny cfgs: 3x3 (512) + 1x1 head + yolo on `branch`; route back to it, 1x1 (128),
+    upsample, route with `lateral`, 3x3 (256) + 1x1 head + yolo."""
+    outs = [d.out(d.conv(branch, 512, 3))]
+    d.yolo()
+    d.route([branch])
+    x = d.route([d.upsample(d.conv(branch, 128, 1)), lateral])
+    outs.append(d.out(d.conv(x, 256, 3)))
+    d.yolo()
+    return outs
+
+
 def _yolov3_tiny(b: GraphBuilder, x: str) -> list[str]:
     d = _Cfg(b)
     for c in (16, 32, 64, 128):
@@ -107,13 +119,7 @@ def _yolov3_tiny(b: GraphBuilder, x: str) -> list[str]:
     c8 = d.conv(x, 256, 3)                                  # layer 8
     x = d.maxpool(d.conv(d.maxpool(c8, 2, 2), 512, 3), 2, 1)
     branch = d.conv(d.conv(x, 1024, 3), 256, 1)             # layer 13
-    outs = [d.out(d.conv(branch, 512, 3))]
-    d.yolo()
-    d.route([branch])
-    x = d.route([d.upsample(d.conv(branch, 128, 1)), c8])
-    outs.append(d.out(d.conv(x, 256, 3)))
-    d.yolo()
-    return outs
+    return _tiny_heads(d, branch, c8)
 
 
 def _csp_tiny(d: _Cfg, x: str, c: int) -> tuple[str, str]:
@@ -132,13 +138,7 @@ def _yolov4_tiny(b: GraphBuilder, x: str) -> list[str]:
     x, _ = _csp_tiny(d, x, 128)
     x, lateral = _csp_tiny(d, x, 256)                       # lateral = layer 23
     branch = d.conv(d.conv(x, 512, 3), 256, 1)              # layer 27
-    outs = [d.out(d.conv(branch, 512, 3))]
-    d.yolo()
-    d.route([branch])
-    x = d.route([d.upsample(d.conv(branch, 128, 1)), lateral])
-    outs.append(d.out(d.conv(x, 256, 3)))
-    d.yolo()
-    return outs
+    return _tiny_heads(d, branch, lateral)
 
 
 MODELS: dict[str, ZooModel] = {
