@@ -105,7 +105,7 @@ def relu_for_mish(g: Graph) -> Graph:
     drop = set()
     for l in g.layers:
         if l.op == "Mish":
-            l.op, l.attrs = "Relu", {}
+            l.op, l.attributes = "Relu", {}
         elif l.op == "Mul" and len(l.inputs) == 2:
             for x, y in (l.inputs, l.inputs[::-1]):
                 tanh = g.producer(y)
@@ -113,7 +113,7 @@ def relu_for_mish(g: Graph) -> Graph:
                 if sp is not None and sp.op == "Softplus" and sp.inputs[0] == x \
                         and len(g.consumers(sp.outputs[0])) == 1 and len(g.consumers(y)) == 1:
                     drop |= {sp.name, tanh.name}
-                    l.op, l.inputs, l.attrs = "Relu", [x], {}
+                    l.op, l.inputs, l.attributes = "Relu", [x], {}
                     break
     g.layers = [l for l in g.layers if l.name not in drop]
     return _rebuilt(g)
@@ -140,7 +140,7 @@ def batchnorm_for_norms(g: Graph, names: set[str]) -> Graph:
             params = [f"{l.name}.bn_{p}" for p in ("scale", "bias", "mean", "var")]
             for p in params:
                 g.tensors[p] = Tensor(p, (c,), const=True)
-            l.op, l.inputs, l.attrs = "BatchNormalization", [l.inputs[0]] + params, {"epsilon": 1e-5}
+            l.op, l.inputs, l.attributes = "BatchNormalization", [l.inputs[0]] + params, {"epsilon": 1e-5}
     return _rebuilt(g)
 
 
@@ -150,7 +150,7 @@ def avgpool_for_global(g: Graph, names: set[str]) -> Graph:
     for l in g.layers:
         if l.name in names:
             h, w = g.tensors[l.inputs[0]].shape[2:4]
-            l.op, l.attrs = "AveragePool", {"kernel_shape": [h, w], "strides": [h, w], "pads": [0, 0, 0, 0]}
+            l.op, l.attributes = "AveragePool", {"kernel_shape": [h, w], "strides": [h, w], "pads": [0, 0, 0, 0]}
     return _rebuilt(g)
 
 
@@ -162,7 +162,7 @@ def cascade_maxpool(g: Graph, names: set[str]) -> Graph:
         if l.name not in names:
             layers.append(l)
             continue
-        n, x = (ops.conv_params(l.attrs)[0][0] - 1) // 4, l.inputs[0]
+        n, x = (ops.conv_params(l.attributes)[0][0] - 1) // 4, l.inputs[0]
         for i in range(n):
             out = l.outputs[0] if i == n - 1 else f"{l.name}.5x5_{i}"
             if i < n - 1:
@@ -190,8 +190,8 @@ def widen_channels(g: Graph, width) -> Graph | None:
             x = g.tensors[l.inputs[0]].shape if l.inputs and l.inputs[0] else None
             if l.op == "Conv":
                 _widen_conv(g, l, x, width, splits)
-            elif l.op == "Split" and l.attrs.get("split") and sum(l.attrs["split"]) != x[1]:
-                l.attrs["split"] = [width(s) for s in l.attrs["split"]]
+            elif l.op == "Split" and l.attributes.get("split") and sum(l.attributes["split"]) != x[1]:
+                l.attributes["split"] = [width(s) for s in l.attributes["split"]]
             elif l.op in ops.NORMS | {"PRelu"}:
                 for t in l.inputs[1:]:
                     if t and g.tensors[t].const and len(g.tensors[t].shape) == 1:
@@ -199,7 +199,7 @@ def widen_channels(g: Graph, width) -> Graph | None:
             elif l.op in ("Gemm", "MatMul") and g.tensors[l.inputs[1]].const and len(x) > 1:
                 w = g.tensors[l.inputs[1]]
                 fan_in = math.prod(x[1:]) if l.op == "Gemm" else x[-1]
-                w.shape = (w.shape[0], fan_in) if l.attrs.get("transB") else (fan_in,) + tuple(w.shape[1:])
+                w.shape = (w.shape[0], fan_in) if l.attributes.get("transB") else (fan_in,) + tuple(w.shape[1:])
             elif l.op in ops.ELEMENTWISE:
                 cs = {g.tensors[t].shape[1] for t in l.inputs if t and len(g.tensors[t].shape) > 1
                       and not g.tensors[t].const}
@@ -216,7 +216,7 @@ def widen_channels(g: Graph, width) -> Graph | None:
 def _split_sources(g: Graph) -> dict[str, Layer]:
     """{conv name: the Split that cuts its output} through channel-preserving layers (BN, SiLU, ...)."""
     out = {}
-    for sp in (l for l in g.layers if l.op == "Split" and l.attrs.get("split")):
+    for sp in (l for l in g.layers if l.op == "Split" and l.attributes.get("split")):
         p = g.producer(sp.inputs[0])
         while p is not None and p.op != "Conv" and (p.op in ops.SAME_SHAPE or p.op in ops.ELEMENTWISE):
             p = g.producer(p.inputs[0])
@@ -227,14 +227,14 @@ def _split_sources(g: Graph) -> dict[str, Layer]:
 
 def _widen_conv(g: Graph, l: Layer, x, width, splits) -> None:
     w = g.tensors[l.inputs[1]]
-    k, groups = w.shape[0], int(l.attrs.get("group", 1))
+    k, groups = w.shape[0], int(l.attributes.get("group", 1))
     c_old = w.shape[1] * groups
     if groups > 1 and groups == c_old:                      # depthwise follows its input
         k, groups = x[1] * (k // c_old), x[1]
-        l.attrs["group"] = groups
+        l.attributes["group"] = groups
     elif l.outputs[0] not in g.outputs:
         sp = splits.get(l.name)
-        k = sum(width(s) for s in sp.attrs["split"]) if sp and sum(sp.attrs["split"]) == k else width(k)
+        k = sum(width(s) for s in sp.attributes["split"]) if sp and sum(sp.attributes["split"]) == k else width(k)
     if x[1] % groups:
         raise ValueError("groups")
     w.shape = (k, x[1] // groups) + tuple(w.shape[2:])
@@ -342,7 +342,7 @@ def _pick_global_pool(g: Graph, est: Estimate, hw: Platform) -> list[str]:
 def _pick_big_pool(g: Graph, est: Estimate, hw: Platform) -> list[str]:
     out = []
     for l in _fallback_layers(est, g, {"MaxPool"}):
-        k, s, p, _ = ops.conv_params(l.attrs)
+        k, s, p, _ = ops.conv_params(l.attributes)
         if k[0] == k[1] > hw.dla.support.pool_window_max and (k[0] - 1) % 4 == 0 and s == (1, 1) \
                 and set(p) == {k[0] // 2}:
             out.append(l.name)

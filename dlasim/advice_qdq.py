@@ -63,7 +63,7 @@ def quantize_residuals(g: Graph) -> tuple[Graph, list[str]]:
             q, d = f"{base}.quantize", f"{base}.dequantize"
             g.tensors[q] = Tensor(q, g.tensors[t].shape, "int8")
             g.tensors[d] = Tensor(d, g.tensors[t].shape)
-            layers += [Layer(q, Q, [t] + params, [q], dict(ref.attrs)), Layer(d, DQ, [q] + params, [d], dict(ref.attrs))]
+            layers += [Layer(q, Q, [t] + params, [q], dict(ref.attributes)), Layer(d, DQ, [q] + params, [d], dict(ref.attributes))]
             l.inputs[i] = d
             names.append(l.name)
         layers.append(l)

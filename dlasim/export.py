@@ -68,7 +68,7 @@ def to_onnx(graph, path=None, weights: str = "random", opset: int | None = None)
         if t.const and t.shape is not None:
             inits.append(numpy_helper.from_array(_fill(t, weights, rng), t.name))
     for layer in graph.layers:
-        attrs = {k: v for k, v in layer.attrs.items() if v is not None}
+        attrs = {k: v for k, v in layer.attributes.items() if v is not None}
         domain = attrs.pop("domain", "")
         inputs = list(layer.inputs)
         for idx, key, dtype in _AS_INPUTS.get(layer.op, []):

@@ -39,7 +39,7 @@ class Layer:
     op: str
     inputs: list[str]
     outputs: list[str]
-    attrs: dict = field(default_factory=dict)
+    attributes: dict = field(default_factory=dict)  # the op's attributes under their ONNX names
     flags: list[str] = field(default_factory=list)  # e.g. "unknown_op", "shape_assumed"
 
 
@@ -219,7 +219,7 @@ class Graph:
         mean the same objects, for a cache whose results refer to them."""
         import pickle
         content = pickle.dumps((self.name, self.inputs, self.outputs,
-                                [(l.name, l.op, l.inputs, l.outputs, l.attrs, l.flags) for l in self.layers],
+                                [(l.name, l.op, l.inputs, l.outputs, l.attributes, l.flags) for l in self.layers],
                                 [(t.name, t.shape, t.dtype, t.const) for t in self.tensors.values()]), 5)
         if not identity:
             return content
@@ -236,7 +236,7 @@ class Graph:
 
     def copy(self) -> "Graph":
         tensors = {k: Tensor(v.name, v.shape, v.dtype, v.const) for k, v in self.tensors.items()}
-        layers = [Layer(l.name, l.op, list(l.inputs), list(l.outputs), copy.deepcopy(l.attrs), list(l.flags))
+        layers = [Layer(l.name, l.op, list(l.inputs), list(l.outputs), copy.deepcopy(l.attributes), list(l.flags))
                   for l in self.layers]
         return Graph(self.name, layers, tensors, list(self.inputs), list(self.outputs), self.source)
 
@@ -244,7 +244,7 @@ class Graph:
     def layer_macs(self, layer: Layer) -> int:
         ins = [self.tensors[t].shape for t in layer.inputs if t]
         outs = [self.tensors[t].shape for t in layer.outputs]
-        return ops.macs(layer.op, layer.attrs, ins, outs)
+        return ops.macs(layer.op, layer.attributes, ins, outs)
 
     def layer_params(self, layer: Layer) -> int:
         return sum(t.numel for t in self.const_inputs(layer))
@@ -275,7 +275,7 @@ class Graph:
             "tensors": [{"name": t.name, "shape": list(t.shape) if t.shape is not None else None,
                          "dtype": t.dtype, "const": t.const} for t in self.tensors.values()],
             "layers": [{"name": l.name, "op": l.op, "inputs": l.inputs, "outputs": l.outputs,
-                        "attrs": l.attrs, "flags": l.flags} for l in self.layers],
+                        "attrs": l.attributes, "flags": l.flags} for l in self.layers],
         }
 
     @classmethod
@@ -361,19 +361,19 @@ class GraphBuilder:
         self._tensors[name] = Tensor(name, tuple(shape), dtype, True)    # const
         return name
 
-    def op(self, op_type: str, inputs: list[str], attrs: dict | None = None, name: str | None = None,
+    def op(self, op_type: str, inputs: list[str], attributes: dict | None = None, name: str | None = None,
            n_outputs: int = 1) -> str | list[str]:
         """Add any layer; returns its output tensor name (a list when n_outputs > 1)."""
-        return self._add(op_type, list(inputs), dict(attrs or {}), name, n_outputs)
+        return self._add(op_type, list(inputs), dict(attributes or {}), name, n_outputs)
 
-    def _add(self, op_type: str, inputs: list[str], attrs: dict, name: str | None = None,
+    def _add(self, op_type: str, inputs: list[str], attributes: dict, name: str | None = None,
              n_outputs: int = 1) -> str | list[str]:
-        """op() without copying `inputs` and `attrs`: the layer keeps them (the helpers below make new ones)."""
+        """op() without copying `inputs` and `attributes`: the layer keeps them (the helpers below make new ones)."""
         label = name or op_type.lower()
         shapes = [self._tensor(t, label).shape for t in inputs if t]
         name = self._unique(label)
         outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
-        layer = Layer(name, op_type, inputs, list(outs), attrs)
+        layer = Layer(name, op_type, inputs, list(outs), attributes)
         try:
             out_shapes = ops.infer(layer, shapes)
         except KeyError:

@@ -63,8 +63,8 @@ def _conv(layer, shapes):
     x, w = shapes[0], shapes[1]
     if len(x) != 4 or len(w) != 4:
         raise ModelError(f"layer {layer.name!r}: Conv needs a 4-D input and weight, got {x} and {w}")
-    k, s, p, d = conv_params(layer.attrs)
-    g = int(layer.attrs.get("group", 1))
+    k, s, p, d = conv_params(layer.attributes)
+    g = int(layer.attributes.get("group", 1))
     if x[1] != w[1] * g:
         raise ModelError(f"layer {layer.name!r}: input has {x[1]} channels, weight expects {w[1]}x{g} groups")
     return [(x[0], w[0], _out_dim(x[2], k[0], s[0], p[0], p[2], d[0]), _out_dim(x[3], k[1], s[1], p[1], p[3], d[1]))]
@@ -72,9 +72,9 @@ def _conv(layer, shapes):
 
 def _conv_transpose(layer, shapes):
     x, w = shapes[0], shapes[1]
-    k, s, p, d = conv_params(layer.attrs)
-    g = int(layer.attrs.get("group", 1))
-    op = _pair(layer.attrs.get("output_padding"), 0)
+    k, s, p, d = conv_params(layer.attributes)
+    g = int(layer.attributes.get("group", 1))
+    op = _pair(layer.attributes.get("output_padding"), 0)
     h = s[0] * (x[2] - 1) + op[0] + (k[0] - 1) * d[0] + 1 - p[0] - p[2]
     wd = s[1] * (x[3] - 1) + op[1] + (k[1] - 1) * d[1] + 1 - p[1] - p[3]
     return [(x[0], w[1] * g, h, wd)]
@@ -82,8 +82,8 @@ def _conv_transpose(layer, shapes):
 
 def _pool(layer, shapes):
     x = shapes[0]
-    k, s, p, d = conv_params(layer.attrs)
-    ceil = bool(layer.attrs.get("ceil_mode", 0))
+    k, s, p, d = conv_params(layer.attributes)
+    ceil = bool(layer.attributes.get("ceil_mode", 0))
     return [(x[0], x[1], _out_dim(x[2], k[0], s[0], p[0], p[2], 1, ceil), _out_dim(x[3], k[1], s[1], p[1], p[3], 1, ceil))]
 
 
@@ -101,9 +101,9 @@ def _gemm(layer, shapes):
     a, b = shapes[0], shapes[1]
     if len(a) != 2:
         a = _flatten_2d(a)
-    if layer.attrs.get("transA"):
+    if layer.attributes.get("transA"):
         a = (a[1], a[0])
-    bn = (b[1], b[0]) if layer.attrs.get("transB") else tuple(b)
+    bn = (b[1], b[0]) if layer.attributes.get("transB") else tuple(b)
     if a[1] != bn[0]:
         raise ModelError(f"layer {layer.name!r}: Gemm inner dimensions differ ({a} x {bn})")
     return [(a[0], bn[1])]
@@ -147,7 +147,7 @@ def _elementwise(layer, shapes):
 
 
 def _concat(layer, shapes):
-    axis = int(layer.attrs.get("axis", 1))
+    axis = int(layer.attributes.get("axis", 1))
     r = len(shapes[0])
     axis %= r
     for s in shapes[1:]:
@@ -159,12 +159,12 @@ def _concat(layer, shapes):
 
 
 def _flatten(layer, shapes):
-    return [_flatten_2d(shapes[0], int(layer.attrs.get("axis", 1)))]
+    return [_flatten_2d(shapes[0], int(layer.attributes.get("axis", 1)))]
 
 
 def _reshape(layer, shapes):
     x = shapes[0]
-    target = list(layer.attrs["shape"])
+    target = list(layer.attributes["shape"])
     out = [x[i] if d == 0 else d for i, d in enumerate(target)]
     if -1 in out:
         known = math.prod(d for d in out if d != -1)
@@ -176,23 +176,23 @@ def _reshape(layer, shapes):
 
 def _transpose(layer, shapes):
     x = shapes[0]
-    perm = layer.attrs.get("perm") or list(range(len(x)))[::-1]
+    perm = layer.attributes.get("perm") or list(range(len(x)))[::-1]
     return [tuple(x[p] for p in perm)]
 
 
 def _resize(layer, shapes):
     x = shapes[0]
-    if layer.attrs.get("sizes"):
-        return [tuple(int(v) for v in layer.attrs["sizes"])]
-    scales = layer.attrs.get("scales") or [1.0] * len(x)
+    if layer.attributes.get("sizes"):
+        return [tuple(int(v) for v in layer.attributes["sizes"])]
+    scales = layer.attributes.get("scales") or [1.0] * len(x)
     return [tuple(int(math.floor(d * s)) for d, s in zip(x, scales))]
 
 
 def _slice(layer, shapes):
     x = list(shapes[0])
-    starts, ends = layer.attrs["starts"], layer.attrs["ends"]
-    axes = layer.attrs.get("axes") or list(range(len(starts)))
-    steps = layer.attrs.get("steps") or [1] * len(starts)
+    starts, ends = layer.attributes["starts"], layer.attributes["ends"]
+    axes = layer.attributes.get("axes") or list(range(len(starts)))
+    steps = layer.attributes.get("steps") or [1] * len(starts)
     for st, en, ax, sp in zip(starts, ends, axes, steps):
         ax %= len(x)
         n = x[ax]
@@ -204,8 +204,8 @@ def _slice(layer, shapes):
 
 def _split(layer, shapes):
     x = shapes[0]
-    axis = int(layer.attrs.get("axis", 0)) % len(x)
-    parts = layer.attrs.get("split")
+    axis = int(layer.attributes.get("axis", 0)) % len(x)
+    parts = layer.attributes.get("split")
     n = len(layer.outputs)
     if not parts:
         parts = [x[axis] // n] * n
@@ -216,22 +216,22 @@ def _split(layer, shapes):
 
 def _pad(layer, shapes):
     x = shapes[0]
-    p = layer.attrs.get("pads") or [0] * (2 * len(x))
+    p = layer.attributes.get("pads") or [0] * (2 * len(x))
     r = len(x)
     return [tuple(d + p[i] + p[i + r] for i, d in enumerate(x))]
 
 
 def _reduce(layer, shapes):
     x = shapes[0]
-    axes = [a % len(x) for a in (layer.attrs.get("axes") or range(len(x)))]
-    if layer.attrs.get("keepdims", 1):
+    axes = [a % len(x) for a in (layer.attributes.get("axes") or range(len(x)))]
+    if layer.attributes.get("keepdims", 1):
         return [tuple(1 if i in axes else d for i, d in enumerate(x))]
     return [tuple(d for i, d in enumerate(x) if i not in axes)]
 
 
 def _squeeze(layer, shapes):
     x = shapes[0]
-    axes = layer.attrs.get("axes")
+    axes = layer.attributes.get("axes")
     if axes is None:
         return [tuple(d for d in x if d != 1)]
     axes = [a % len(x) for a in axes]
@@ -240,7 +240,7 @@ def _squeeze(layer, shapes):
 
 def _unsqueeze(layer, shapes):
     out = list(shapes[0])
-    for a in sorted(layer.attrs.get("axes", [])):
+    for a in sorted(layer.attributes.get("axes", [])):
         out.insert(a % (len(out) + 1), 1)
     return [tuple(out)]
 
@@ -248,20 +248,20 @@ def _unsqueeze(layer, shapes):
 def _gather(layer, shapes):
     """ONNX Gather: data dims before `axis`, then the indices' dims, then the data dims after it."""
     x, idx = shapes[0], shapes[1] if len(shapes) > 1 else ()
-    axis = int(layer.attrs.get("axis", 0)) % len(x)
+    axis = int(layer.attributes.get("axis", 0)) % len(x)
     return [tuple(x[:axis]) + tuple(idx) + tuple(x[axis + 1:])]
 
 
 def _expand(layer, shapes):
     """ONNX Expand: the input broadcast against the target shape (numpy rules, either may be larger)."""
-    target = layer.attrs.get("shape")
+    target = layer.attributes.get("shape")
     if target is None:
         raise KeyError(layer.op)        # target not static: keep ONNX's inferred shape
     return [broadcast(shapes[0], tuple(int(d) for d in target))]
 
 
 def _tile(layer, shapes):
-    reps = layer.attrs.get("repeats")
+    reps = layer.attributes.get("repeats")
     if reps is None:
         raise KeyError(layer.op)
     return [tuple(d * int(r) for d, r in zip(shapes[0], reps))]
@@ -272,7 +272,7 @@ def _same(layer, shapes):
 
 
 def _constant(layer, shapes):
-    return [tuple(layer.attrs.get("shape", ()))]
+    return [tuple(layer.attributes.get("shape", ()))]
 
 
 SHAPE_FNS: dict[str, Callable] = {

@@ -62,8 +62,8 @@ def test_to_onnx_round_trips_through_load(tmp_path, mish, opset):
     assert [o.version for o in m.opset_import if o.domain in ("", "ai.onnx")] == [opset]
     back = dlasim.load(path)
     assert back.macs == g.macs and len(back.layers) == len(g.layers)
-    assert [(l.op, l.attrs, l.inputs, l.outputs) for l in back.layers] == \
-        [(l.op, l.attrs, l.inputs, l.outputs) for l in g.layers]
+    assert [(l.op, l.attributes, l.inputs, l.outputs) for l in back.layers] == \
+        [(l.op, l.attributes, l.inputs, l.outputs) for l in g.layers]
     # the attribute-as-input ops carry their values as initializers: Clip 0..6, Resize x2, Split 8/24
     inits = {t.name: onnx.numpy_helper.to_array(t).tolist() for t in m.graph.initializer}
     assert inits["clip.min"] == 0.0 and inits["clip.max"] == 6.0

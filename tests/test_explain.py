@@ -219,7 +219,7 @@ def test_norm_global_pool_and_large_pool_rewrites():
     bn = A.batchnorm_for_norms(g, {"inorm"})
     assert bn.layer("inorm").op == "BatchNormalization"
     gap = A.avgpool_for_global(g, {"gap"})
-    assert gap.layer("gap").attrs["kernel_shape"] == [8, 8]
+    assert gap.layer("gap").attributes["kernel_shape"] == [8, 8]
     cas = A.cascade_maxpool(g, {"pool9"})
     assert [l.name for l in cas.layers if l.op == "MaxPool"] == ["pool9.5x5_0", "pool9.5x5_1"]
     assert cas.tensors["pool9"].shape == g.tensors["pool9"].shape

@@ -51,7 +51,7 @@ def test_resnet50_macs():
     # Caffe ResNet-50 (He et al.'s deploy file) strides the first 1x1 conv of a stage, which gives 3.86 GMAC;
     # the 4.1 G usually quoted is torchvision's v1.5, which strides the 3x3 instead.
     assert 3.85e9 < g.macs < 3.87e9
-    assert g.layer("res3a_branch2a").attrs["strides"] == [2, 2]
+    assert g.layer("res3a_branch2a").attributes["strides"] == [2, 2]
     assert _out(g, "fc1000") == (1, 1000)
 
 
@@ -60,7 +60,7 @@ def test_googlenet_macs_and_caffe_ceil_pooling():
     assert 1.4e9 < g.macs < 1.65e9
     assert _out(g, "pool1/3x3_s2") == (1, 64, 56, 56)  # (112 - 3) / 2 rounded up, + 1
     assert _out(g, "pool5/7x7_s1") == (1, 1024, 1, 1)
-    assert g.layer("pool1/3x3_s2").attrs["ceil_mode"] == 1
+    assert g.layer("pool1/3x3_s2").attributes["ceil_mode"] == 1
 
 
 def test_seed_single_conv_macs():
@@ -118,9 +118,9 @@ def test_prototxt_fixture(tmp_path):
     p.write_text(NET, encoding="utf-8")
     g = load_model(p)
     assert g.name == "tiny" and g.inputs == ["data"] and g.outputs == [g.layer("prob").outputs[0]]
-    assert g.layer("conv").attrs["kernel_shape"] == [3, 1] and g.layer("conv").attrs["pads"] == [1, 0, 1, 0]
+    assert g.layer("conv").attributes["kernel_shape"] == [3, 1] and g.layer("conv").attributes["pads"] == [1, 0, 1, 0]
     assert _out(g, "conv") == (1, 8, 16, 16)
-    assert g.layer("relu").op == "LeakyRelu" and g.layer("relu").attrs["alpha"] == pytest.approx(0.1)
+    assert g.layer("relu").op == "LeakyRelu" and g.layer("relu").attributes["alpha"] == pytest.approx(0.1)
     assert g.tensors[g.layer("prelu").inputs[1]].shape == (8,)
     assert [g.layer(f"split_{i}").op for i in range(3)] == ["Identity"] * 3
     assert g.layer("sum").op == "Sum" and g.layer("max").op == "Max"
@@ -130,7 +130,7 @@ def test_prototxt_fixture(tmp_path):
     assert g.layer("gpool").op == "GlobalMaxPool"
     assert "unknown_op" in g.layer("weird").flags and _out(g, "weird") == (1, 16, 1, 1)
     fc = g.layer("fc")
-    assert fc.op == "Gemm" and fc.attrs["transB"] == 1 and g.tensors[fc.inputs[1]].shape == (10, 16)
+    assert fc.op == "Gemm" and fc.attributes["transB"] == 1 and g.tensors[fc.inputs[1]].shape == (10, 16)
     assert _out(g, "prob") == (1, 10)
 
 
@@ -177,7 +177,7 @@ def test_prototxt_reshape_with_written_batch_follows_batch(tmp_path):
     p.write_text('input: "data" input_shape { dim: 1 dim: 8 dim: 4 dim: 4 }\n'
                  'layer { name: "r" type: "Reshape" bottom: "data" top: "r"\n'
                  '  reshape_param { shape { dim: 1 dim: -1 } } }\n')
-    assert load_model(p).layer("r").attrs["shape"] == [0, -1]
+    assert load_model(p).layer("r").attributes["shape"] == [0, -1]
     assert load_model(p, batch=3).tensors["r"].shape == (3, 128)
 
 
@@ -230,7 +230,7 @@ def test_onnx_auto_pad_same_upper(tmp_path):
     nodes = [helper.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_UPPER", strides=[2, 2])]
     p = _save(tmp_path, nodes, [("x", [1, 3, 32, 32])], [("y", None)], [_init("w", (8, 3, 3, 3))])
     conv = load_model(p).layers[0]
-    assert conv.name == "Conv_0" and conv.attrs["pads"] == [0, 0, 1, 1] and conv.attrs["kernel_shape"] == [3, 3]
+    assert conv.name == "Conv_0" and conv.attributes["pads"] == [0, 0, 1, 1] and conv.attributes["kernel_shape"] == [3, 3]
 
 
 @needs_onnx
@@ -268,7 +268,7 @@ def test_onnx_resize_scales_initializer(tmp_path):
               [_init("scales", None, value=[1, 1, 2, 2])], opset=13)
     g = load_model(p)
     layer = g.layers[0]
-    assert layer.inputs == ["x"] and layer.attrs["scales"] == [1.0, 1.0, 2.0, 2.0] and layer.attrs["mode"] == "nearest"
+    assert layer.inputs == ["x"] and layer.attributes["scales"] == [1.0, 1.0, 2.0, 2.0] and layer.attributes["mode"] == "nearest"
     assert g.tensors["y"].shape == (1, 4, 20, 20) and "scales" not in g.tensors
 
 
@@ -292,7 +292,7 @@ def test_onnx_reshape_shape_initializer_follows_batch(tmp_path):
               [_init("shape", None, np.int64, [1, 128])])
     g = load_model(p)
     flat = g.layer("flat")
-    assert flat.inputs == ["x"] and flat.attrs["shape"] == [0, 128] and g.tensors["y"].shape == (1, 128)
+    assert flat.inputs == ["x"] and flat.attributes["shape"] == [0, 128] and g.tensors["y"].shape == (1, 128)
     assert load_model(p, batch=4).tensors["y"].shape == (4, 128)
 
 
@@ -309,7 +309,7 @@ def test_onnx_shape_arithmetic_is_folded(tmp_path):
               [_init("axes", None, np.int64, [0]), _init("minus1", None, np.int64, [-1]), _init("w", (10, 32))])
     g = load_model(p, shapes={"x": (2, 8, 2, 2)})
     assert [l.name for l in g.layers] == ["view", "fc"]
-    assert g.layer("view").attrs["shape"] == [0, -1] and g.tensors["y"].shape == (2, 10)
+    assert g.layer("view").attributes["shape"] == [0, -1] and g.tensors["y"].shape == (2, 10)
     assert set(g.tensors) == {"x", "f", "w", "y"}
 
 
@@ -325,9 +325,9 @@ def test_onnx_resize_sizes_from_shape_chain_and_split_clip_params(tmp_path):
     p = _save(tmp_path, nodes, [("x", [1, 4, 20, 20])], [("y", None), ("b", None)], inits, opset=13)
     g = load_model(p)
     assert [l.name for l in g.layers] == ["up", "split", "relu6"]
-    assert g.layer("up").attrs["scales"] == [1.0, 1.0, 2.0, 2.0] and g.layer("up").inputs == ["x"]
-    assert g.layer("split").attrs["split"] == [1, 3] and g.tensors["b"].shape == (1, 3, 40, 40)
-    assert g.layer("relu6").attrs == {"min": 0.0, "max": 6.0} and g.layer("relu6").inputs == ["a"]
+    assert g.layer("up").attributes["scales"] == [1.0, 1.0, 2.0, 2.0] and g.layer("up").inputs == ["x"]
+    assert g.layer("split").attributes["split"] == [1, 3] and g.tensors["b"].shape == (1, 3, 40, 40)
+    assert g.layer("relu6").attributes == {"min": 0.0, "max": 6.0} and g.layer("relu6").inputs == ["a"]
     assert load_model(p, batch=2).tensors["b"].shape == (2, 3, 40, 40)
 
 
@@ -349,7 +349,7 @@ def test_onnx_constant_node_parameter_is_dropped(tmp_path):
              helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=1)]
     p = _save(tmp_path, nodes, [("x", [1, 8, 4, 4])], [("y", None)], opset=18)
     g = load_model(p)
-    assert [l.op for l in g.layers] == ["ReduceMean"] and g.layers[0].attrs["axes"] == [2, 3]
+    assert [l.op for l in g.layers] == ["ReduceMean"] and g.layers[0].attributes["axes"] == [2, 3]
     assert g.tensors["y"].shape == (1, 8, 1, 1) and "axes" not in g.tensors
 
 

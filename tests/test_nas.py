@@ -55,7 +55,7 @@ def test_encoding_columns_and_decode():
     assert sum(l.op == "HardSwish" for l in g.layers) == 2          # expand and depthwise of that block
     # depthwise conv of s0.b1: hidden = 16 * 3 = 48 channels, 5x5 kernel, groups 48
     dw = g.layer("u2.dw")
-    assert dw.attrs["group"] == 48 and dw.attrs["kernel_shape"] == [5, 5]
+    assert dw.attributes["group"] == 48 and dw.attributes["kernel_shape"] == [5, 5]
 
 
 def test_bad_candidates_are_rejected(tiny_table):

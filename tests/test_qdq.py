@@ -44,7 +44,7 @@ def test_onnx_qdq_imports_as_known_ops_and_conv_runs_int8(tmp_path):
     q, dq = g.layer("q0"), g.layer("dq0")
     assert (q.op, dq.op) == ("QuantizeLinear", "DequantizeLinear")
     assert not q.flags and not dq.flags                      # shape known: no "unknown_op"
-    assert q.attrs["per_channel"] is False and q.attrs["qtype"] == "int8"
+    assert q.attributes["per_channel"] is False and q.attributes["qtype"] == "int8"
     assert g.tensors["w"].const and g.tensors["w"].dtype == "int8"   # the weight DQ folded into INT8 weights
     e = dlasim.estimate(path, "a100", device="gpu", precision="int8")
     assert not any("not model" in w or "does not model" in w for w in e.warnings)

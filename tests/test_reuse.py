@@ -20,7 +20,7 @@ def test_fingerprint_sees_in_place_changes():
     before = g.fingerprint()
     assert _net().fingerprint() == before          # same content, another object: same bytes
     assert _net().fingerprint(identity=True) != g.fingerprint(identity=True)   # ... but other objects
-    g.layers[0].attrs["strides"] = [2, 2]
+    g.layers[0].attributes["strides"] = [2, 2]
     assert g.fingerprint() != before
     g2 = _net()
     g2.tensors["x"].shape = (2, 32, 28, 28)
@@ -32,8 +32,8 @@ def test_graph_changed_in_place_is_rebuilt():
     g = _net()
     first = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     conv = next(l for l in g.layers if l.op == "Conv")
-    conv.attrs["kernel_shape"] = [1, 1]
-    conv.attrs["pads"] = [0, 0, 0, 0]
+    conv.attributes["kernel_shape"] = [1, 1]
+    conv.attributes["pads"] = [0, 0, 0, 0]
     g.tensors[conv.inputs[1]].shape = (64, 32, 1, 1)
     g.infer_shapes()                  # what resets the graph's own MAC count (Graph.macs)
     second = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
@@ -122,7 +122,7 @@ def test_only_the_last_graphs_plans_are_kept():
 
 def test_graph_that_cannot_be_fingerprinted_is_built_each_time():
     g = _net()
-    g.layers[0].attrs["note"] = lambda: None       # pickle cannot write a lambda
+    g.layers[0].attributes["note"] = lambda: None       # pickle cannot write a lambda
     hw = dlasim.hardware("orin-agx")
     p1 = cached_plan(g, hw, "dla", "int8")
     assert cached_plan(g, hw, "dla", "int8") is not p1
@@ -137,7 +137,7 @@ def test_plan_of_a_graph_changed_later_is_not_reused_for_another_graph():
     g1 = _net()
     dlasim.estimate(g1, hw, device="dla", precision="int8")
     conv = next(l for l in g1.layers if l.op == "Conv")
-    conv.attrs["strides"] = [2, 2]
+    conv.attributes["strides"] = [2, 2]
     g1.infer_shapes()
     dlasim.estimate(g1, hw, device="dla", precision="int8")
     g2 = _net()
@@ -152,7 +152,7 @@ def test_replaced_layer_object_misses():
     p1 = cached_plan(g, hw, "dla", "int8")
     old = g.layers[0]
     from dlasim.ir import Layer
-    g.layers[0] = Layer(old.name, old.op, list(old.inputs), list(old.outputs), dict(old.attrs), list(old.flags))
+    g.layers[0] = Layer(old.name, old.op, list(old.inputs), list(old.outputs), dict(old.attributes), list(old.flags))
     assert cached_plan(g, hw, "dla", "int8") is not p1
 
 
@@ -160,7 +160,7 @@ def test_equal_graph_after_the_last_one_changed_gets_its_own_plan():
     hw = dlasim.hardware("orin-agx")
     g1 = _net()
     dlasim.estimate(g1, hw, device="dla", precision="int8")
-    next(l for l in g1.layers if l.op == "Conv").attrs["strides"] = [2, 2]
+    next(l for l in g1.layers if l.op == "Conv").attributes["strides"] = [2, 2]
     g1.infer_shapes()                     # g1's cached Plan now refers to changed layers and tensors
     got = dlasim.estimate(_net(), hw, device="dla", precision="int8").to_dict(parts=True)
     clear_caches()

@@ -79,8 +79,8 @@ def test_exported_layout_is_unfolded(graphs):
     assert c["GlobalAveragePool"] == 1 and c["Flatten"] == 1
     g = graphs["resnet50"]
     conv2 = g.layer("layer2.0.conv2")
-    assert conv2.attrs["strides"] == [2, 2] and conv2.attrs["kernel_shape"] == [3, 3]  # v1.5
-    assert g.layer("layer2.0.conv1").attrs["strides"] == [1, 1]
+    assert conv2.attributes["strides"] == [2, 2] and conv2.attributes["kernel_shape"] == [3, 3]  # v1.5
+    assert g.layer("layer2.0.conv1").attributes["strides"] == [1, 1]
     assert ops(graphs["mobilenet_v2"])["Clip"] == 35
     assert ops(graphs["mobilenet_v1"])["Relu"] == 27
 
@@ -107,8 +107,8 @@ def test_yolov4_mish_and_relu_variants(graphs):
 def test_yolov8l_backbone(graphs):
     g = graphs["yolov8l_backbone"]
     assert g.tensors["input"].shape == (1, 3, 640, 640)
-    convs = [(g.tensors[l.inputs[1]].shape[1], g.tensors[l.inputs[1]].shape[0], l.attrs["kernel_shape"][0],
-              l.attrs["strides"][0]) for l in g.layers if l.op == "Conv"]
+    convs = [(g.tensors[l.inputs[1]].shape[1], g.tensors[l.inputs[1]].shape[0], l.attributes["kernel_shape"][0],
+              l.attributes["strides"][0]) for l in g.layers if l.op == "Conv"]
     assert convs[:2] == [(3, 64, 3, 2), (64, 128, 3, 2)]
     assert (320, 128, 1, 1) in convs and (1024, 256, 1, 1) in convs and (2048, 512, 1, 1) in convs
     assert len(convs) == 51

@@ -377,7 +377,7 @@ def onnx_to_zoo_map(graph_json: Path, g) -> dict:
     for l in g.layers:
         if l.op == "Conv":
             key = (tuple(g.tensors[l.inputs[0]].shape), g.tensors[l.outputs[0]].shape[1],
-                   tuple(l.attrs["kernel_shape"]), tuple(l.attrs["strides"]))
+                   tuple(l.attributes["kernel_shape"]), tuple(l.attributes["strides"]))
             sig_zoo.setdefault(key, []).append(l.name)
         else:
             other_zoo.setdefault(l.op, []).append(l.name)

@@ -97,12 +97,11 @@ def _int(v, where: str, key: str) -> int:
 
 def parse_engine(text: str, defaults: dict | None = None) -> Engine:
     """`zoo:resnet50,device=dla1,batch=8` -> Engine (defaults fill keys the text leaves out)."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts:
+    model, *pairs = [p.strip() for p in text.split(",") if p.strip()] or [""]
+    if not model:
         raise DlasimError("--engine: empty")
-    fields = dict(defaults or {})
-    fields["model"] = parts[0]
-    for p in parts[1:]:
+    fields = dict(defaults or {}, model=model)
+    for p in pairs:
         k, eq, v = p.partition("=")
         if not eq:
             raise DlasimError(f"--engine {text!r}: expected key=value, got {p!r}")

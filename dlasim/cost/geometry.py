@@ -61,17 +61,17 @@ def conv_shape(layer: Layer, g: Graph, params: tuple | None = None) -> ConvShape
     out = tensors[layer.outputs[0]].shape
     if op == "Conv":
         n, c, h, w = tensors[layer.inputs[0]].shape
-        k, st, _, _ = params or conv_params(layer.attrs)
-        return ConvShape(n, c, h, w, out[1], out[2], out[3], k[0], k[1], int(layer.attrs.get("group", 1)),
+        k, st, _, _ = params or conv_params(layer.attributes)
+        return ConvShape(n, c, h, w, out[1], out[2], out[3], k[0], k[1], int(layer.attributes.get("group", 1)),
                          max(st))
     if op == "ConvTranspose":
         n, c, h, w = tensors[layer.inputs[0]].shape
-        k, st, _, _ = params or conv_params(layer.attrs)
-        return ConvShape(n, c, h, w, out[1], out[2], out[3], k[0], k[1], int(layer.attrs.get("group", 1)),
+        k, st, _, _ = params or conv_params(layer.attributes)
+        return ConvShape(n, c, h, w, out[1], out[2], out[3], k[0], k[1], int(layer.attributes.get("group", 1)),
                          max(st), transposed=True)
     if op == "Gemm":
         a = tensors[layer.inputs[0]].shape
-        n = a[0] if not layer.attrs.get("transA") else a[-1]
+        n = a[0] if not layer.attributes.get("transA") else a[-1]
         return ConvShape(n, math.prod(a) // n, 1, 1, out[-1], 1, 1)
     if op == "MatMul":
         a = tensors[layer.inputs[0]].shape

@@ -301,7 +301,7 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
                                      * sm_stream_scale(plat)),
                       gpu.launch_overhead_s, 0, nbytes, cp.reformat_floor_s, concat_copy=True)
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") or (op == "Transpose" and transpose_is_view(
-            step.inputs[0].shape if step.inputs else (), anchor.attrs.get("perm") if anchor is not None else None)):
+            step.inputs[0].shape if step.inputs else (), anchor.attributes.get("perm") if anchor is not None else None)):
         return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
     cls = kernel_class(op, None, p, gpu)
     nbytes = elems(step.inputs) * b + elems(step.outputs) * BYTES[step.out_precision or p]

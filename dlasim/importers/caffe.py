@@ -251,7 +251,7 @@ class _Net:
     def _shape(self, tensor: str) -> tuple[int, ...]:
         return self.tensors[tensor].shape
 
-    def add(self, name: str, op: str, inputs: list[str], tops: list[str], attrs: dict | None = None) -> Layer:
+    def add(self, name: str, op: str, inputs: list[str], tops: list[str], attributes: dict | None = None) -> Layer:
         """Append a layer, infer its output shapes, and point each top blob at a fresh SSA tensor."""
         base, k = name, 1
         while name in self.names:
@@ -263,7 +263,7 @@ class _Net:
                 (c for c in (name, f"{top}/{name}") if c not in self.tensors), None) or self._fresh(f"{top}/{name}")
             self.tensors[t] = Tensor(t, None)  # reserve the name
             outs.append(t)
-        layer = Layer(name, op, list(inputs), outs, dict(attrs or {}))
+        layer = Layer(name, op, list(inputs), outs, dict(attributes or {}))
         in_shapes = [self._shape(t) for t in inputs]
         try:
             shapes = ops.infer(layer, in_shapes)
@@ -343,9 +343,9 @@ class _Net:
             inputs = [ins[0], self._const(name, "weight", w)]
             if _bool(_one(p, "bias_term", True)):
                 inputs.append(self._const(name, "bias", (k_out,)))
-            attrs = {"kernel_shape": list(k), "strides": list(s), "pads": [pad[0], pad[1], pad[0], pad[1]],
+            attributes = {"kernel_shape": list(k), "strides": list(s), "pads": [pad[0], pad[1], pad[0], pad[1]],
                      "dilations": [int(d[0]), int(d[-1])], "group": g}
-            self.add(name, "Conv" if kind == "Convolution" else "ConvTranspose", inputs, tops, attrs)
+            self.add(name, "Conv" if kind == "Convolution" else "ConvTranspose", inputs, tops, attributes)
         elif kind == "Pooling":
             p = _one(msg, "pooling_param", {})
             pool = _enum(_one(p, "pool"), ["MAX", "AVE", "STOCHASTIC"], "MAX")
@@ -358,11 +358,11 @@ class _Net:
                 raise self._err(f"layer {name!r} (Pooling): pooling_param needs kernel_size or global_pooling")
             s, pad = _hw(p, "stride", 1), _hw(p, "pad", 0)
             ceil = _enum(_one(p, "round_mode"), ["CEIL", "FLOOR"], "CEIL") == "CEIL"
-            attrs = {"kernel_shape": list(k), "strides": list(s), "pads": [pad[0], pad[1], pad[0], pad[1]],
+            attributes = {"kernel_shape": list(k), "strides": list(s), "pads": [pad[0], pad[1], pad[0], pad[1]],
                      "ceil_mode": int(ceil)}
             if op == "AveragePool":
-                attrs["count_include_pad"] = 1  # Caffe divides by the padded window
-            self.add(name, op, ins[:1], tops, attrs)
+                attributes["count_include_pad"] = 1  # Caffe divides by the padded window
+            self.add(name, op, ins[:1], tops, attributes)
         elif kind == "InnerProduct":
             p = _one(msg, "inner_product_param", {})
             n = _one(p, "num_output")
@@ -409,12 +409,12 @@ class _Net:
             self.add(name, "Concat", ins, tops, {"axis": int(_one(p, "axis", _one(p, "concat_dim", 1)))})
         elif kind == "LRN":
             p = _one(msg, "lrn_param", {})
-            attrs = {"size": int(_one(p, "local_size", 5)), "alpha": float(_one(p, "alpha", 1.0)),
+            attributes = {"size": int(_one(p, "local_size", 5)), "alpha": float(_one(p, "alpha", 1.0)),
                      "beta": float(_one(p, "beta", 0.75)), "bias": float(_one(p, "k", 1.0))}
             if _enum(_one(p, "norm_region"), ["ACROSS_CHANNELS", "WITHIN_CHANNEL"], "ACROSS_CHANNELS") != \
                     "ACROSS_CHANNELS":
-                attrs["norm_region"] = "WITHIN_CHANNEL"
-            self.add(name, "LRN", ins, tops, attrs)
+                attributes["norm_region"] = "WITHIN_CHANNEL"
+            self.add(name, "LRN", ins, tops, attributes)
         elif kind == "Softmax":
             self.add(name, "Softmax", ins, tops, {"axis": int(_one(_one(msg, "softmax_param", {}), "axis", 1))})
         elif kind == "Dropout":

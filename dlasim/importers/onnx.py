@@ -324,7 +324,7 @@ class _Importer:
 
     def _layer(self, node, name: str) -> Layer:
         op = node.op_type
-        attrs = self._attrs(node)
+        attributes = self._attrs(node)
         inputs = list(node.input)
         params = _PARAMS.get(op, {})
         if op == "Resize" and self.opset < 11:
@@ -345,56 +345,56 @@ class _Importer:
             if value.size == 0 or key == "roi":
                 continue
             flat = value.reshape(-1).tolist()
-            attrs[key] = flat[0] if key in ("min", "max", "value", "ratio", "training_mode") else flat
+            attributes[key] = flat[0] if key in ("min", "max", "value", "ratio", "training_mode") else flat
         x = self._shape_of(inputs[0]) if inputs and inputs[0] else None
         outs = [self.known.get(t) for t in node.output if t]
-        if unresolved and _from_inferred(op, attrs, x, outs):
+        if unresolved and _from_inferred(op, attributes, x, outs):
             dropped.update(unresolved)
         inputs = [t for i, t in enumerate(inputs) if i not in dropped]
-        self._normalise(op, attrs, x, node, name, outs)
+        self._normalise(op, attributes, x, node, name, outs)
         if op in ops.QDQ:
-            self._qdq_attrs(node, attrs, name)
-        return Layer(name, op, inputs, [t for t in node.output if t], attrs)
+            self._qdq_attrs(node, attributes, name)
+        return Layer(name, op, inputs, [t for t in node.output if t], attributes)
 
-    def _normalise(self, op: str, attrs: dict, x, node, name: str, outs) -> None:
+    def _normalise(self, op: str, attributes: dict, x, node, name: str, outs) -> None:
         """Attribute defaults and spellings that differ between ONNX and dlasim/ops.py."""
-        if op in ("Softmax", "LogSoftmax", "Hardmax") and "axis" not in attrs:
-            attrs["axis"] = 1 if self.opset < 13 else -1
+        if op in ("Softmax", "LogSoftmax", "Hardmax") and "axis" not in attributes:
+            attributes["axis"] = 1 if self.opset < 13 else -1
         elif op == "LeakyRelu":
-            attrs.setdefault("alpha", 0.01)
-        elif op == "Reshape" and "shape" in attrs and x:
+            attributes.setdefault("alpha", 0.01)
+        elif op == "Reshape" and "shape" in attributes and x:
             batch = self._batch()
-            if attrs["shape"] and attrs["shape"][0] == x[0] == batch and not attrs.get("allowzero"):
-                attrs["shape"] = [0] + list(attrs["shape"][1:])  # keep following --batch
-        elif op == "Resize" and attrs.get("axes") and x:
+            if attributes["shape"] and attributes["shape"][0] == x[0] == batch and not attributes.get("allowzero"):
+                attributes["shape"] = [0] + list(attributes["shape"][1:])  # keep following --batch
+        elif op == "Resize" and attributes.get("axes") and x:
             full_s = [1.0] * len(x)
             full_z = list(x)
-            for i, a in enumerate(attrs.pop("axes")):
-                if "scales" in attrs:
-                    full_s[a % len(x)] = attrs["scales"][i]
-                if "sizes" in attrs:
-                    full_z[a % len(x)] = attrs["sizes"][i]
-            attrs.update({"scales": full_s} if "scales" in attrs else {"sizes": full_z})
-        elif op == "Pad" and attrs.get("axes") and "pads" in attrs and x:
-            r, axes, p = len(x), attrs.pop("axes"), attrs["pads"]
+            for i, a in enumerate(attributes.pop("axes")):
+                if "scales" in attributes:
+                    full_s[a % len(x)] = attributes["scales"][i]
+                if "sizes" in attributes:
+                    full_z[a % len(x)] = attributes["sizes"][i]
+            attributes.update({"scales": full_s} if "scales" in attributes else {"sizes": full_z})
+        elif op == "Pad" and attributes.get("axes") and "pads" in attributes and x:
+            r, axes, p = len(x), attributes.pop("axes"), attributes["pads"]
             full = [0] * (2 * r)
             for i, a in enumerate(axes):
                 full[a % r], full[a % r + r] = p[i], p[i + len(axes)]
-            attrs["pads"] = full
-        elif op == "Split" and "num_outputs" in attrs and "split" not in attrs and x:
-            d, n = x[int(attrs.get("axis", 0)) % len(x)], int(attrs.pop("num_outputs"))
+            attributes["pads"] = full
+        elif op == "Split" and "num_outputs" in attributes and "split" not in attributes and x:
+            d, n = x[int(attributes.get("axis", 0)) % len(x)], int(attributes.pop("num_outputs"))
             chunk = -(-d // n)
-            attrs["split"] = [chunk] * (n - 1) + [d - chunk * (n - 1)]
-        if op in ("Resize", "Upsample") and attrs.get("sizes") and x and len(attrs["sizes"]) == len(x):
-            scales = [o / i for o, i in zip(attrs["sizes"], x)]
-            if all(math.floor(i * f) == o for i, f, o in zip(x, scales, attrs["sizes"])):
-                attrs["scales"] = scales  # batch-free spelling of the same output
-                del attrs["sizes"]
+            attributes["split"] = [chunk] * (n - 1) + [d - chunk * (n - 1)]
+        if op in ("Resize", "Upsample") and attributes.get("sizes") and x and len(attributes["sizes"]) == len(x):
+            scales = [o / i for o, i in zip(attributes["sizes"], x)]
+            if all(math.floor(i * f) == o for i, f, o in zip(x, scales, attributes["sizes"])):
+                attributes["scales"] = scales  # batch-free spelling of the same output
+                del attributes["sizes"]
         if op in _AUTO_PAD_OPS:
-            self._explicit_pads(op, attrs, x, node, name, outs)
+            self._explicit_pads(op, attributes, x, node, name, outs)
 
     # ---- explicit quantization (QuantizeLinear / DequantizeLinear) ---------------------------------
-    def _qdq_attrs(self, node, attrs: dict, name: str) -> None:
+    def _qdq_attrs(self, node, attributes: dict, name: str) -> None:
         """Record what the Q/DQ passes need: per-tensor or per-channel scale (and its axis), the integer type.
 
         ONNX QuantizeLinear/DequantizeLinear: opset 10 has per-tensor scales only; opset 13 adds per-axis
@@ -406,14 +406,14 @@ class _Importer:
         if n > 1 and self.opset < 13:
             raise ModelError(f"{self.path}: layer {name!r} ({node.op_type}): a per-channel scale ({n} values) "
                              f"needs opset 13 or later; the model declares opset {self.opset}")
-        attrs["per_channel"] = n > 1
+        attributes["per_channel"] = n > 1
         if n > 1:
-            attrs["axis"] = int(attrs.get("axis", 1))
+            attributes["axis"] = int(attributes.get("axis", 1))
         else:
-            attrs.pop("axis", None)
+            attributes.pop("axis", None)
         zp = node.input[2] if len(node.input) > 2 else ""
         zt = self.inits.get(zp) if zp else None
-        attrs["qtype"] = _DTYPES.get(zt.data_type, "int8") if zt is not None else ("int8" if zp else "uint8")
+        attributes["qtype"] = _DTYPES.get(zt.data_type, "int8") if zt is not None else ("int8" if zp else "uint8")
 
     def _quantized_weights(self) -> set[str]:
         """Outputs of DequantizeLinear nodes folded into constants: weights stored as INT8 in the engine
@@ -421,31 +421,31 @@ class _Importer:
         return {o for n in self.graph.node if n.op_type == "DequantizeLinear" and self._is_folded(n)
                 for o in n.output if o}
 
-    def _explicit_pads(self, op: str, attrs: dict, x, node, name: str, outs) -> None:
+    def _explicit_pads(self, op: str, attributes: dict, x, node, name: str, outs) -> None:
         """auto_pad SAME_UPPER/SAME_LOWER/VALID and ConvTranspose output_shape -> explicit pads [t,l,b,r]."""
-        if "kernel_shape" not in attrs and op in ("Conv", "ConvTranspose") and len(node.input) > 1:
+        if "kernel_shape" not in attributes and op in ("Conv", "ConvTranspose") and len(node.input) > 1:
             w = self._const_shape(node.input[1]) or self.known.get(node.input[1])
             if w:
-                attrs["kernel_shape"] = list(w[2:])
-        auto = attrs.pop("auto_pad", "NOTSET")
-        out_shape = attrs.pop("output_shape", None) if op == "ConvTranspose" else None
+                attributes["kernel_shape"] = list(w[2:])
+        auto = attributes.pop("auto_pad", "NOTSET")
+        out_shape = attributes.pop("output_shape", None) if op == "ConvTranspose" else None
         if auto in ("NOTSET", "") and not out_shape:
             return
-        n = len(attrs.get("kernel_shape", [])) or (len(x) - 2 if x else 0)
+        n = len(attributes.get("kernel_shape", [])) or (len(x) - 2 if x else 0)
         if auto == "VALID" and not out_shape:
-            attrs["pads"] = [0] * (2 * n)
+            attributes["pads"] = [0] * (2 * n)
             return
-        if not x or "kernel_shape" not in attrs:
+        if not x or "kernel_shape" not in attributes:
             raise ModelError(f"{self.path}: layer {name!r} ({op}): auto_pad={auto} needs the input shape and "
                              f"kernel_shape, which ONNX shape inference could not give")
-        k, sp = attrs["kernel_shape"], list(x[2:])
-        s = attrs.get("strides") or [1] * n
-        d = attrs.get("dilations") or [1] * n
+        k, sp = attributes["kernel_shape"], list(x[2:])
+        s = attributes.get("strides") or [1] * n
+        d = attributes.get("dilations") or [1] * n
         begin, end = [], []
         for i in range(n):
             span = (k[i] - 1) * d[i] + 1
             if op == "ConvTranspose":
-                o_pad = (attrs.get("output_padding") or [0] * n)[i]
+                o_pad = (attributes.get("output_padding") or [0] * n)[i]
                 target = out_shape[-n + i] if out_shape else sp[i] * s[i]
                 total = s[i] * (sp[i] - 1) + o_pad + span - target
                 lo, hi = total // 2, total - total // 2  # ONNX ConvTranspose: SAME_UPPER puts less in front
@@ -456,7 +456,7 @@ class _Importer:
                 small, big = total // 2, total - total // 2
                 begin.append(big if auto == "SAME_LOWER" else small)
                 end.append(small if auto == "SAME_LOWER" else big)
-        attrs["pads"] = begin + end
+        attributes["pads"] = begin + end
 
     def _batch(self) -> int | None:
         for t in self.tensors.values():
@@ -534,7 +534,7 @@ def _align(long: tuple, short: tuple) -> list[int] | None:
     return axes if j == len(short) else None
 
 
-def _from_inferred(op: str, attrs: dict, x, outs) -> bool:
+def _from_inferred(op: str, attributes: dict, x, outs) -> bool:
     """Rebuild a run-time parameter from ONNX's inferred shapes; True when the input can be dropped."""
     y = outs[0] if outs else None
     if op in ("Expand", "Tile", "Dropout"):
@@ -544,27 +544,27 @@ def _from_inferred(op: str, attrs: dict, x, outs) -> bool:
     if y is None or x is None:
         return False
     if op == "Reshape":
-        attrs["shape"] = list(y)
+        attributes["shape"] = list(y)
     elif op in ("Resize", "Upsample") and len(x) == len(y):
-        attrs["sizes"] = list(y)  # _normalise turns exact ratios into scales
-        attrs.pop("scales", None)
-        attrs.pop("axes", None)
+        attributes["sizes"] = list(y)  # _normalise turns exact ratios into scales
+        attributes.pop("scales", None)
+        attributes.pop("axes", None)
     elif op == "Slice" and len(x) == len(y):
         axes = [i for i, (a, b) in enumerate(zip(x, y)) if a != b] or [0]
-        attrs.update(starts=[0] * len(axes), ends=[y[a] for a in axes], axes=axes, steps=[1] * len(axes))
+        attributes.update(starts=[0] * len(axes), ends=[y[a] for a in axes], axes=axes, steps=[1] * len(axes))
     elif op == "Split" and all(o is not None and len(o) == len(x) for o in outs):
-        axis = int(attrs.get("axis", 0)) % len(x)
-        attrs["split"] = [o[axis] for o in outs]
+        axis = int(attributes.get("axis", 0)) % len(x)
+        attributes["split"] = [o[axis] for o in outs]
     elif op == "Pad" and len(x) == len(y):
-        attrs["pads"] = [0] * len(x) + [o - i for i, o in zip(x, y)]
-        attrs.pop("axes", None)
+        attributes["pads"] = [0] * len(x) + [o - i for i, o in zip(x, y)]
+        attributes.pop("axes", None)
     elif op in ("Squeeze", "Unsqueeze") or (op in _REDUCE and len(y) != len(x)):
         axes = _align(x, y) if len(x) >= len(y) else _align(y, x)
         if axes is None:
             return False
-        attrs["axes"] = axes
+        attributes["axes"] = axes
     elif op in _REDUCE:
-        attrs["axes"] = [i for i, (a, b) in enumerate(zip(x, y)) if a != b]
+        attributes["axes"] = [i for i, (a, b) in enumerate(zip(x, y)) if a != b]
     else:
         return False
     return True
@@ -580,16 +580,16 @@ def _need(vals: list, n: int) -> bool:
     return len(vals) >= n and all(v is not None for v in vals[:n])
 
 
-def _fold_shape(imp, node, vals, attrs):
+def _fold_shape(imp, node, vals, attributes):
     s = imp._shape_of(node.input[0])
     if s is None:
         return None
-    start, end = attrs.get("start", 0), attrs.get("end")
+    start, end = attributes.get("start", 0), attributes.get("end")
     return np.array(s[start:end] if end is not None else s[start:], dtype=np.int64)
 
 
-def _fold_unsqueeze(imp, node, vals, attrs):
-    axes = attrs.get("axes") if "axes" in attrs else (vals[1].tolist() if _need(vals, 2) else None)
+def _fold_unsqueeze(imp, node, vals, attributes):
+    axes = attributes.get("axes") if "axes" in attributes else (vals[1].tolist() if _need(vals, 2) else None)
     if vals[0] is None or axes is None:
         return None
     out = vals[0]
@@ -599,19 +599,19 @@ def _fold_unsqueeze(imp, node, vals, attrs):
     return out
 
 
-def _fold_squeeze(imp, node, vals, attrs):
-    axes = attrs.get("axes") if "axes" in attrs else (vals[1].tolist() if _need(vals, 2) else None)
+def _fold_squeeze(imp, node, vals, attributes):
+    axes = attributes.get("axes") if "axes" in attributes else (vals[1].tolist() if _need(vals, 2) else None)
     if vals[0] is None:
         return None
     return np.squeeze(vals[0], axis=None if axes is None else tuple(a % vals[0].ndim for a in axes))
 
 
-def _fold_slice(imp, node, vals, attrs):
+def _fold_slice(imp, node, vals, attributes):
     x = vals[0]
     if x is None:
         return None
-    if "starts" in attrs:  # opset < 10
-        starts, ends, axes, steps = attrs["starts"], attrs["ends"], attrs.get("axes"), None
+    if "starts" in attributes:  # opset < 10
+        starts, ends, axes, steps = attributes["starts"], attributes["ends"], attributes.get("axes"), None
     else:
         if not _need(vals, 3) or any(v is None for v in vals[3:] if v is not None) or \
                 any(t and v is None for t, v in zip(node.input[3:], vals[3:])):
@@ -625,7 +625,7 @@ def _fold_slice(imp, node, vals, attrs):
     return x[tuple(index)]
 
 
-def _fold_div(imp, node, vals, attrs):
+def _fold_div(imp, node, vals, attributes):
     if not _need(vals, 2):
         return None
     a, b = vals
@@ -634,55 +634,55 @@ def _fold_div(imp, node, vals, attrs):
     return a / b
 
 
-def _fold_cast(imp, node, vals, attrs):
+def _fold_cast(imp, node, vals, attributes):
     from onnx import helper
     if vals[0] is None:
         return None
-    return vals[0].astype(helper.tensor_dtype_to_np_dtype(attrs["to"]))
+    return vals[0].astype(helper.tensor_dtype_to_np_dtype(attributes["to"]))
 
 
-def _fold_constant_of_shape(imp, node, vals, attrs):
+def _fold_constant_of_shape(imp, node, vals, attributes):
     from onnx import numpy_helper
     if vals[0] is None or math.prod(vals[0].tolist()) > _SMALL:
         return None
-    fill = numpy_helper.to_array(attrs["value"]).reshape(-1) if "value" in attrs else np.zeros(1, np.float32)
+    fill = numpy_helper.to_array(attributes["value"]).reshape(-1) if "value" in attributes else np.zeros(1, np.float32)
     return np.full(tuple(vals[0].tolist()), fill[0], dtype=fill.dtype)
 
 
 def _elementwise(fn, n: int = 2):
-    def fold(imp, node, vals, attrs):
+    def fold(imp, node, vals, attributes):
         return fn(*vals[:n]) if _need(vals, n) and len(vals) == n else None
     return fold
 
 
 def _variadic(fn):
-    def fold(imp, node, vals, attrs):
+    def fold(imp, node, vals, attributes):
         return fn(vals) if vals and all(v is not None for v in vals) else None
     return fold
 
 
 _FOLD = {
     "Shape": _fold_shape,
-    "Size": lambda imp, node, vals, attrs: (None if imp._shape_of(node.input[0]) is None
+    "Size": lambda imp, node, vals, attributes: (None if imp._shape_of(node.input[0]) is None
                                             else np.array(math.prod(imp._shape_of(node.input[0])), np.int64)),
     "Identity": _elementwise(lambda a: a, 1),
-    "Gather": lambda imp, node, vals, attrs: (np.take(vals[0], vals[1], axis=attrs.get("axis", 0))
+    "Gather": lambda imp, node, vals, attributes: (np.take(vals[0], vals[1], axis=attributes.get("axis", 0))
                                               if _need(vals, 2) else None),
     "Unsqueeze": _fold_unsqueeze, "Squeeze": _fold_squeeze, "Slice": _fold_slice,
-    "Concat": lambda imp, node, vals, attrs: (np.concatenate([np.atleast_1d(v) for v in vals],
-                                                             axis=attrs.get("axis", 0))
+    "Concat": lambda imp, node, vals, attributes: (np.concatenate([np.atleast_1d(v) for v in vals],
+                                                             axis=attributes.get("axis", 0))
                                               if vals and all(v is not None for v in vals) else None),
-    "Reshape": lambda imp, node, vals, attrs: (vals[0].reshape([d if d else vals[0].shape[i]
+    "Reshape": lambda imp, node, vals, attributes: (vals[0].reshape([d if d else vals[0].shape[i]
                                                                 for i, d in enumerate(vals[1].tolist())])
                                                if _need(vals, 2) else None),
     "Cast": _fold_cast, "ConstantOfShape": _fold_constant_of_shape,
     "Add": _elementwise(np.add), "Sub": _elementwise(np.subtract), "Mul": _elementwise(np.multiply),
-    "Div": _fold_div, "Mod": lambda imp, node, vals, attrs: ((np.fmod if attrs.get("fmod") else np.mod)(*vals[:2])
+    "Div": _fold_div, "Mod": lambda imp, node, vals, attributes: ((np.fmod if attributes.get("fmod") else np.mod)(*vals[:2])
                                                              if _need(vals, 2) else None),
     "Equal": _elementwise(np.equal), "Where": _elementwise(np.where, 3),
     "Floor": _elementwise(np.floor, 1), "Ceil": _elementwise(np.ceil, 1), "Neg": _elementwise(np.negative, 1),
     "Abs": _elementwise(np.abs, 1), "Not": _elementwise(np.logical_not, 1),
     "Min": _variadic(lambda v: np.minimum.reduce(np.broadcast_arrays(*v))),
     "Max": _variadic(lambda v: np.maximum.reduce(np.broadcast_arrays(*v))),
-    "Range": lambda imp, node, vals, attrs: (np.arange(vals[0], vals[1], vals[2]) if _need(vals, 3) else None),
+    "Range": lambda imp, node, vals, attributes: (np.arange(vals[0], vals[1], vals[2]) if _need(vals, 3) else None),
 }

@@ -78,7 +78,7 @@ def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
 
 def _conv(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     r = dla.support
-    k, s, p, d = conv or conv_params(layer.attrs)
+    k, s, p, d = conv or conv_params(layer.attributes)
     x = g.tensors[layer.inputs[0]].shape
     w = g.tensors[layer.inputs[1]].shape
     if len(x) != 4:
@@ -95,8 +95,8 @@ def _conv(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None =
         return False, f"dilation {max(d)} > {r.conv_dilation_max}"
     if w[0] > r.conv_out_channels_max:
         return False, f"output channels {w[0]} > {r.conv_out_channels_max}"
-    if int(layer.attrs.get("group", 1)) > r.conv_groups_max:
-        return False, f"groups {layer.attrs.get('group')} > {r.conv_groups_max}"
+    if int(layer.attributes.get("group", 1)) > r.conv_groups_max:
+        return False, f"groups {layer.attributes.get('group')} > {r.conv_groups_max}"
     if r.cbuf_check:
         bpe = 1 if precision == "int8" else 2
         wt, data = cbuf_banks_needed(w[1], k[0], k[1], x[3], d[0], bpe, dla)
@@ -108,14 +108,14 @@ def _conv(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None =
 
 def _deconv(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     r = dla.support
-    k, s, p, d = conv or conv_params(layer.attrs)
+    k, s, p, d = conv or conv_params(layer.attributes)
     for v, what in ((k, "kernel"), (s, "stride")):
         if max(v) > r.deconv_kernel_max and not (min(v) == 1 and max(v) in r.deconv_wide_kernels):
             return False, f"deconvolution {what} {v[0]}x{v[1]} not in [1,{r.deconv_kernel_max}] or 1x{{64,96,128}}"
     if max(p) > r.deconv_pad_max:
         return False, f"deconvolution padding {max(p)} > {r.deconv_pad_max}"
-    if int(layer.attrs.get("group", 1)) > r.deconv_groups_max:
-        return False, f"deconvolution groups {layer.attrs.get('group')} > {r.deconv_groups_max}"
+    if int(layer.attributes.get("group", 1)) > r.deconv_groups_max:
+        return False, f"deconvolution groups {layer.attributes.get('group')} > {r.deconv_groups_max}"
     if max(d) > 1:
         return False, "dilated deconvolution"
     return True, ""
@@ -135,7 +135,7 @@ def _matmul(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None
 
 def _pool(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     r = dla.support
-    k, s, p, _ = conv or conv_params(layer.attrs)
+    k, s, p, _ = conv or conv_params(layer.attributes)
     if max(k) > r.pool_window_max:
         return False, f"pooling window {max(k)} > {r.pool_window_max}"
     if max(s) > r.pool_stride_max:
@@ -147,14 +147,14 @@ def _pool(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None =
 
 def _concat(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     rank = len(g.tensors[layer.outputs[0]].shape)
-    axis = int(layer.attrs.get("axis", 1)) % rank
+    axis = int(layer.attributes.get("axis", 1)) % rank
     if axis != dla.support.concat_axis:
         return False, "concat axis is not channels"
     return True, ""
 
 
 def _lrn(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
-    size = int(layer.attrs.get("size", 5))
+    size = int(layer.attributes.get("size", 5))
     if size not in dla.support.lrn_windows:
         return False, f"LRN window {size} not in {list(dla.support.lrn_windows)}"
     return True, ""
@@ -168,7 +168,7 @@ def _resize(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None
     scales = [y[2] / x[2], y[3] / x[3]]
     if any(s != int(s) for s in scales):
         return False, f"non-integer resize scale {scales[0]:g}x{scales[1]:g}"
-    limit = (dla.support.resize_linear_scale_max if "linear" in str(layer.attrs.get("mode", "nearest"))
+    limit = (dla.support.resize_linear_scale_max if "linear" in str(layer.attributes.get("mode", "nearest"))
              else dla.support.resize_nearest_scale_max)
     if max(scales) > limit:
         return False, f"resize scale {max(scales):g} > {limit}"
@@ -176,7 +176,7 @@ def _resize(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None
 
 
 def _clip(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
-    lo, hi = layer.attrs.get("min", 0.0), layer.attrs.get("max", 6.0)
+    lo, hi = layer.attributes.get("min", 0.0), layer.attributes.get("max", 6.0)
     if lo not in (0, 0.0, None) or hi is None or not (1 <= hi <= 127):
         return False, "Clip is supported on DLA only as a clipped ReLU with max in [1,127]"
     return True, ""

@@ -39,7 +39,7 @@ def fold(plan) -> None:
             outputs.append(tensors[t])
         step = Step(layer.name, "layer", op, "gpu", "fp16", [layer], inputs, outputs)
         if op in CONV_OPS:
-            step.conv = conv_params(layer.attrs)
+            step.conv = conv_params(layer.attributes)
         steps.append(step)
     plan.steps = steps
 

@@ -146,7 +146,7 @@ def _fold_transposes(plan, steps: list[Step], dead: set[int], by_input: dict) ->
         if len(readers) != 1 or readers[0].op != "MatMul" or readers[0].device != "gpu":
             continue
         rank = len(s.inputs[0].shape or ())
-        perm = list(s.members[0].attrs.get("perm") or range(rank)[::-1])
+        perm = list(s.members[0].attributes.get("perm") or range(rank)[::-1])
         if rank < 2 or perm != list(range(rank - 2)) + [rank - 1, rank - 2]:
             continue
         mm = readers[0]
@@ -169,7 +169,7 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) ->
     groups: dict[tuple, list[Step]] = {}
     for s in steps:
         if (s.op != "Conv" or s.device != "gpu" or id(s) in dead or s.conv is None or len(s.inputs) != 1
-                or int(s.members[0].attrs.get("group", 1)) != 1 or s.attrs.get("fused_pool")):
+                or int(s.members[0].attributes.get("group", 1)) != 1 or s.attrs.get("fused_pool")):
             continue
         key = (s.inputs[0].name, s.conv, s.precision, tuple([l.op for l in s.members]))
         groups.setdefault(key, []).append(s)
@@ -220,7 +220,7 @@ def _pair_depsep(plan, steps: list[Step], dead: set[int], by_input: dict, graph_
                 or s.out_precision not in ("", "int8") or not s.inputs or not s.inputs[0].shape
                 or s.outputs[0].name in graph_outputs):
             continue
-        group = int(s.members[0].attrs.get("group", 1))
+        group = int(s.members[0].attributes.get("group", 1))
         if group <= 1 or s.inputs[0].shape[1] != group:
             continue                                  # not depthwise
         readers = [r for r in by_input.get(s.outputs[0].name, ()) if id(r) not in dead]
@@ -228,7 +228,7 @@ def _pair_depsep(plan, steps: list[Step], dead: set[int], by_input: dict, graph_
             continue
         r = readers[0]
         if (r.op != "Conv" or r.device != "gpu" or r.precision != "int8" or r.conv is None
-                or tuple(r.conv[0]) != (1, 1) or int(r.members[0].attrs.get("group", 1)) != 1
+                or tuple(r.conv[0]) != (1, 1) or int(r.members[0].attributes.get("group", 1)) != 1
                 or r.inputs[0] is not s.outputs[0] and r.inputs[0].name != s.outputs[0].name
                 or "depsep_into" in s.attrs or "depsep_from" in r.attrs):
             continue
