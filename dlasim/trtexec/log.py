@@ -15,6 +15,10 @@ _BLOCKS_7X = {"Host Latency": "latency_ms", "Enqueue Time": "enqueue_ms", "GPU C
 _STAT_8X = re.compile(rf"(min|max|mean|median|percentile\(([\d.]+)%\))\s*=\s*{_NUM}\s*ms")
 _STAT_7X = re.compile(rf"^(min|max|mean|median):\s*{_NUM}\s*ms(?:\s*\(end to end {_NUM}\s*ms\))?")
 _PCT_7X = re.compile(rf"^percentile:\s*{_NUM}\s*ms at ([\d.]+)%(?:\s*\(end to end {_NUM}\s*ms at [\d.]+%\))?")
+_THROUGHPUT_8X = re.compile(rf"Throughput:\s*{_NUM}\s*qps")
+_TOTAL_8X = re.compile(rf"Total (Host Walltime|GPU Compute Time):\s*{_NUM}\s*s")
+_THROUGHPUT_7X = re.compile(rf"throughput:\s*{_NUM}\s*qps")
+_TOTAL_7X = re.compile(rf"(walltime|total compute time):\s*{_NUM}\s*s")
 
 
 def _pkey(pct: str) -> str:
@@ -71,13 +75,7 @@ def parse_trtexec_log(text_or_path) -> dict:
                                      for m in _STAT_8X.finditer(rest)}
             out["format"] = "8.x"
             continue
-        m = re.match(rf"Throughput:\s*{_NUM}\s*qps", line)
-        if m:
-            out["throughput_qps"] = float(m.group(1))
-            continue
-        m = re.match(rf"Total (Host Walltime|GPU Compute Time):\s*{_NUM}\s*s", line)
-        if m:
-            out["total_host_walltime_s" if "Host" in m.group(1) else "total_gpu_compute_s"] = float(m.group(2))
+        if _throughput_or_total(line, out, _THROUGHPUT_8X, _TOTAL_8X, "Host Walltime"):
             continue
         if line in _BLOCKS_7X:
             block = _BLOCKS_7X[line]
@@ -110,10 +108,17 @@ def _parse_7x_line(line: str, block: str, out: dict) -> None:
         if m.group(3) is not None:
             out.setdefault("end_to_end_ms", {})[_pkey(m.group(2))] = float(m.group(3))
         return
-    m = re.match(rf"throughput:\s*{_NUM}\s*qps", line)
+    _throughput_or_total(line, out, _THROUGHPUT_7X, _TOTAL_7X, "walltime")
+
+
+def _throughput_or_total(line: str, out: dict, throughput, total, host: str) -> bool:
+    """A `throughput: x qps` or `<walltime | GPU compute total>: x s` line (spelled per TRT version) into out."""
+    m = throughput.match(line)
     if m:
         out["throughput_qps"] = float(m.group(1))
-        return
-    m = re.match(rf"(walltime|total compute time):\s*{_NUM}\s*s", line)
+        return True
+    m = total.match(line)
     if m:
-        out["total_host_walltime_s" if m.group(1) == "walltime" else "total_gpu_compute_s"] = float(m.group(2))
+        out["total_host_walltime_s" if m.group(1) == host else "total_gpu_compute_s"] = float(m.group(2))
+        return True
+    return False
