@@ -171,6 +171,7 @@ def _number(value) -> float | None:
 
 
 def gpu_compute_median(summary: dict | None) -> float | None:
+    """The un-profiled GPU compute median (ms) of a run's performance summary, when it has one."""
     stats = (summary or {}).get("gpu_compute_ms")
     return _number(stats.get("median")) if isinstance(stats, dict) else None
 
