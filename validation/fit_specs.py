@@ -64,7 +64,7 @@ from dlasim.cost import cost_step  # noqa: E402
 from dlasim.cost.copies import copy_cost  # noqa: E402
 from dlasim.cost.gpu import class_floor  # noqa: E402
 from dlasim.ir import Graph  # noqa: E402
-from dlasim.measured import profile_from_rows  # noqa: E402
+from dlasim.explainer.measured import profile_from_rows  # noqa: E402
 from dlasim.plan import Step  # noqa: E402
 
 DATA = ROOT / "validation" / "data"

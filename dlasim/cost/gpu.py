@@ -73,7 +73,7 @@ def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list
         return t, {}
     tm, tn, tk, nt, waves, kp = best
     # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM: with tile, wave and K
-    # efficiency and the channel alignment it makes up time / ideal (causes.py splits the time by them)
+    # efficiency and the channel alignment it makes up time / ideal (explainer/gap.py splits the time by them)
     return t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn), "wave_eff": nt / (waves * sms),
                "k_eff": k / kp, "rate_eff": eff * gpu.ctas_per_sm}
 
@@ -170,7 +170,7 @@ def memory_time(act_bytes: float, const_bytes: float, eff: float, plat: Platform
 
 
 def step_kernel_floor(step: Step, g: Graph, gpu: Gpu) -> float:
-    """The kernel-class floor of a GPU layer step (what dlasim.measured compares a measured row against)."""
+    """The kernel-class floor of a GPU layer step (what dlasim.explainer.classify compares a measured row against)."""
     op = step.anchor.op if step.anchor is not None else step.op
     return class_floor(gpu, kernel_class(op, step_conv_shape(step, g), step.precision, gpu))
 
