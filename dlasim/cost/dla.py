@@ -212,7 +212,7 @@ def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool
     residual = _fmaps_bytes(step.inputs[1:], bpe)
     first = bool(step.inputs and step.inputs[0].name in g.inputs)
     uses_lut = not LUT_OPS.isdisjoint([l.op for l in step.members])
-    pool = bool(step.attrs.get("fused_pool"))
+    pool = step.fused_pool is not None
     key = (id(plat), cs, p, out_bytes, residual, first, uses_lut, pool, sparse)
     hit = _CONV.get(key)
     if hit is None or hit[0] is not plat:
