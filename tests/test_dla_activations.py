@@ -107,8 +107,8 @@ def test_gelu_from_elementwise_ops_needs_passes_around_its_tanh():
 @pytest.mark.parametrize("op", ["Mish", "HardSwish", "Gelu", "Swish"])
 def test_single_op_activations_fall_back_to_the_gpu(hw, op):
     e = dlasim.estimate(_net(op), hw, device="dla", precision="fp16")
-    assert [f["name"] for f in e.fallback] == ["act"]
-    assert "not supported on DLA" in e.fallback[0]["reason"]
+    assert [f.name for f in e.fallback] == ["act"]
+    assert "not supported on DLA" in e.fallback[0].reason
 
 
 def test_gpu_still_fuses_silu_into_the_conv_epilogue():
