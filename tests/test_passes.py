@@ -206,6 +206,20 @@ def test_matmul_constant_on_dla_dynamic_fails_without_fallback():
         plan(g, ORIN, gpu_fallback=False)
     msg = str(e.value)
     assert "'/MatMul' (MatMul)" in msg and "1x1 convolution with constant weights" in msg and "\n" not in msg
+    assert msg.count("1x1 convolution with constant weights") == 1             # said once, by the rule
+
+
+def test_parameter_fallback_has_its_kind_and_no_op_rewrite_hint():
+    # a constant-weight MatMul with 8200 output channels: the op is a DLA layer, its tensor is past the
+    # 8192 dimension limit (dla.md s3.2), so the rewrite into a 1x1 conv (the same limit) is not offered
+    b = GraphBuilder("wide")
+    g = b.build([b.matmul(b.input("a", (128, 1024)), b.const("w", (1024, 8200)), name="fc")])
+    assert plan(g, ORIN).fallback == [Fallback("fc", "MatMul", "tensor dimension 8200 > 8192",
+                                               FallbackKind.UNSUPPORTED_PARAMS)]
+    with pytest.raises(BuildError) as e:
+        plan(g, ORIN, gpu_fallback=False)
+    assert str(e.value).endswith("tensor dimension 8200 > 8192; GPU fallback is off (gpu_fallback=False; "
+                                 "trtexec: no --allowGPUFallback)")
 
 
 def test_loadable_limit_sends_later_regions_to_gpu():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import BuildError
 from ..ops import QDQ          # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
-from ..plan import Decision, Fallback
+from ..plan import Decision, Fallback, FallbackKind
 from .dla_support import REWRITES, check_layer
 
 # GPU ops TensorRT runs in INT8 when INT8 is enabled (convolutions, FC, pooling, pointwise, concat);
@@ -51,10 +51,11 @@ def place(plan) -> None:
             continue
         layer = step.members[0]
         if not plan.gpu_fallback:
-            hint = REWRITES.get(layer.op)
+            # the known rewrite of an op the DLA lacks; a parameter rule (dla_support.py) says its own remedy
+            hint = REWRITES.get(layer.op) if step.dla_unsupported is FallbackKind.UNSUPPORTED_OP else None
             raise BuildError(f"layer {layer.name!r} ({layer.op}) is not supported on DLA: {step.reason}; "
                              f"GPU fallback is off (gpu_fallback=False; trtexec: no --allowGPUFallback)"
-                             + (f"; {hint}" if hint and hint not in step.reason else ""))
+                             + (f"; {hint}" if hint else ""))
         step.device = "gpu"
         plan.fallback.append(Fallback(layer.name, layer.op, step.reason, step.dla_unsupported))
         plan.decisions.append(Decision(layer.name, "place", "gpu fallback", step.reason))
