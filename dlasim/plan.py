@@ -105,8 +105,9 @@ class Step:
         return self.members[0] if self.members else None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
+    """What a pass decided about a layer or step, and why (frozen: estimates share their plan's)."""
     layer: str
     pass_name: str
     action: str

@@ -13,7 +13,7 @@ import operator
 from dataclasses import dataclass, field, fields
 
 from .cost import CostParts
-from .plan import Fallback
+from .plan import Decision, Fallback
 
 
 @dataclass(slots=True)
@@ -80,7 +80,7 @@ class Estimate:
     dla_subgraphs: int
     transitions: int
     macs: int = 0
-    decisions: list[dict] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     label: str = ""
 

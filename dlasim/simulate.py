@@ -37,8 +37,7 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
                     batch=plan.batch, sparsity=plan.sparsity, total_ms=total, steps=rows,
                     fallback=list(plan.fallback), dla_subgraphs=plan.dla_subgraphs,
                     transitions=plan.transitions, macs=g.macs,
-                    decisions=[{"layer": d.layer, "pass": d.pass_name, "action": d.action, "reason": d.reason}
-                               for d in plan.decisions],
+                    decisions=list(plan.decisions),
                     warnings=warnings, label=label)
 
 
