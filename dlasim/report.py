@@ -13,6 +13,22 @@ import operator
 from dataclasses import dataclass, field, fields
 
 
+@dataclass(frozen=True, slots=True)
+class DevicePeak:
+    """One engine's dense peak MAC rate per precision it runs, and the DRAM bandwidth it reads at (computed
+    once per estimate by cost/peaks.py from the platform spec)."""
+    macs_per_s: tuple[tuple[str, float], ...]      # (precision, MAC/s), in the spec's order
+    dram_bytes_per_s: float
+
+    @property
+    def precisions(self) -> tuple[str, ...]:
+        return tuple(p for p, _ in self.macs_per_s)
+
+    def rate(self, precision: str) -> float:
+        """MAC/s at `precision` (one the engine runs: see dlasim.precision.run_precision)."""
+        return dict(self.macs_per_s)[precision]
+
+
 @dataclass(slots=True)
 class StepRow:
     name: str
@@ -77,6 +93,7 @@ class Estimate:
     decisions: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     label: str = ""
+    peaks: dict[str, DevicePeak] = field(default_factory=dict)    # "dla" / "gpu" -> its peaks (not in the JSON)
 
     def to_dict(self, parts: bool = False) -> dict:
         steps = [_row_dict(s, parts) for s in self.steps]

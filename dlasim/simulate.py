@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .cost import cost_step
+from .cost.peaks import device_peaks
 from .plan import Plan
 from .report import Estimate, StepRow
 
@@ -39,7 +40,7 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
                     transitions=plan.transitions, macs=g.macs,
                     decisions=[{"layer": d.layer, "pass": d.pass_name, "action": d.action, "reason": d.reason}
                                for d in plan.decisions],
-                    warnings=warnings, label=label)
+                    warnings=warnings, label=label, peaks=device_peaks(plan.platform))
 
 
 def _sparse_warning(sparsity: str, rows: list[StepRow]) -> list[str]:

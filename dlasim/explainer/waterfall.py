@@ -75,7 +75,7 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
     The cause entries sum to predicted - ideal."""
     cfg = Config.load(model, hw, opts)
     e = cfg.estimate()
-    ctx = Expectation.of(cfg)
+    ctx = Expectation.of(cfg, e)
     ideal = ctx.ideal_ms(e.macs)
     parts = totals_by_cause(e.steps, ctx)
     unexplained = parts.pop("other", 0.0) + parts.pop("ideal", 0.0) - ideal
