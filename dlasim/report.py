@@ -12,6 +12,8 @@ import json
 import operator
 from dataclasses import dataclass, field, fields
 
+from .cost import CostParts
+
 
 @dataclass(frozen=True, slots=True)
 class DevicePeak:
@@ -46,7 +48,7 @@ class StepRow:
     overhead_ms: float = 0.0
     subgraph: int = -1
     reason: str = ""
-    parts: dict = field(default_factory=dict)
+    parts: CostParts = field(default_factory=CostParts)     # the cost model's pieces, in seconds
 
 
 _ROW_FIELDS = tuple(f.name for f in fields(StepRow))
@@ -65,10 +67,13 @@ def _copied(value):
 
 
 def _row_dict(row: StepRow, parts: bool) -> dict:
-    """asdict(row), without "parts" unless asked; built directly, because asdict deep-copies every field
-    through a generic path and took longer than the estimate itself."""
+    """asdict(row), "parts" as the record's fields that differ from their defaults (CostParts.to_dict), and
+    without it unless asked; built directly, because asdict deep-copies every field through a generic path
+    and took longer than the estimate itself."""
     d = dict(zip(_ROW_FIELDS, _row_values(row)))
-    if not parts:
+    if parts:
+        d["parts"] = row.parts.to_dict()
+    else:
         del d["parts"]
     for name, value in d.items():
         if type(value) not in _IMMUTABLE:

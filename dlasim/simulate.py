@@ -18,7 +18,7 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
         t = c.total_s * 1e3
         total += t
         parts = c.parts
-        if parts and parts.get("unmodelled"):
+        if parts.unmodelled:
             unmodelled.append(step.name)
         rows.append(StepRow(step.name, step.kind, step.op, step.device, step.precision, t, c.bound,
                             [l.name for l in step.members], c.macs, c.bytes, c.compute_s * 1e3,
@@ -46,9 +46,9 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
 def _sparse_warning(sparsity: str, rows: list[StepRow]) -> list[str]:
     """A warning when --sparsity cannot take effect: no layer runs 2:4 sparse weights (why, most common first)."""
     convs = [r for r in rows if r.kind == "layer" and r.macs]
-    if not convs or any(r.parts.get("sparse") == "used" for r in convs):
+    if not convs or any(r.parts.sparse == "used" for r in convs):
         return []
-    why = Counter(r.parts.get("sparse_reason") or "not costed with 2:4 weights" for r in convs)
+    why = Counter(r.parts.sparse_reason or "not costed with 2:4 weights" for r in convs)
     top = "; ".join(f"{w} ({n})" for w, n in why.most_common(3))
     return [f"--sparsity={sparsity} has no effect: none of the {len(convs)} layers with MACs runs 2:4 sparse "
             f"weights ({top})"]

@@ -100,8 +100,8 @@ def sparse_gains(rows: list[StepRow], ctx: Expectation) -> list[dict]:
     out = []
     for r in rows:
         p = r.parts
-        if p.get("sparse") == "used" and "dense_s" in p:
+        if p.sparse == "used":
             ck = _channels(r, ctx)
             out.append({"name": r.layers[0] if r.layers else r.name, "channels": f"{ck[0]}->{ck[1]}" if ck else "?",
-                        "dense_ms": p["dense_s"] * 1e3, "sparse_ms": p["sparse_s"] * 1e3})
+                        "dense_ms": p.dense_s * 1e3, "sparse_ms": p.sparse_s * 1e3})
     return sorted(out, key=lambda d: d["sparse_ms"] - d["dense_ms"])
