@@ -13,22 +13,7 @@ import operator
 from dataclasses import dataclass, field, fields
 
 from .cost import CostParts
-
-
-@dataclass(frozen=True, slots=True)
-class DevicePeak:
-    """One engine's dense peak MAC rate per precision it runs, and the DRAM bandwidth it reads at (computed
-    once per estimate by cost/peaks.py from the platform spec)."""
-    macs_per_s: tuple[tuple[str, float], ...]      # (precision, MAC/s), in the spec's order
-    dram_bytes_per_s: float
-
-    @property
-    def precisions(self) -> tuple[str, ...]:
-        return tuple(p for p, _ in self.macs_per_s)
-
-    def rate(self, precision: str) -> float:
-        """MAC/s at `precision` (one the engine runs: see dlasim.precision.run_precision)."""
-        return dict(self.macs_per_s)[precision]
+from .cost.peaks import DevicePeak
 
 
 @dataclass(slots=True)

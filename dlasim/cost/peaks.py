@@ -5,10 +5,27 @@ core, s3.1); gpu_tensorrt.md s1.1 (peak = SMs x FMA/clk/SM x clock per precision
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..hardware import Gpu, Platform
-from ..report import DevicePeak
 
 GPU_PRECISIONS = ("fp32", "fp16", "int8")
+
+
+@dataclass(frozen=True, slots=True)
+class DevicePeak:
+    """One engine's dense peak MAC rate per precision it runs, and the DRAM bandwidth it reads at (computed
+    once per estimate, device_peaks, from the platform spec)."""
+    macs_per_s: tuple[tuple[str, float], ...]      # (precision, MAC/s), in the spec's order
+    dram_bytes_per_s: float
+
+    @property
+    def precisions(self) -> tuple[str, ...]:
+        return tuple(p for p, _ in self.macs_per_s)
+
+    def rate(self, precision: str) -> float:
+        """MAC/s at `precision` (one the engine runs: see dlasim.precision.run_precision)."""
+        return dict(self.macs_per_s)[precision]
 
 
 def gpu_peak_macs_per_s(gpu: Gpu, precision: str) -> float:
