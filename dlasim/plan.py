@@ -132,6 +132,10 @@ class Plan:
     transitions: int = 0
     io_formats: dict = field(default_factory=dict)
     alias: dict[str, str] = field(default_factory=dict)   # folded tensor -> the tensor it stands for
+    # what the report gives the explain layer besides the costs (simulate.py report_facts: per step facts, the
+    # device peaks): made once per plan (a cached plan is estimated again and again), never copied
+    # (dataclasses.replace, e.g. with another platform, resets it)
+    report_facts: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def resolve(self, tensor: str) -> str:
         """The tensor a name stands for after no-op layers were folded away."""

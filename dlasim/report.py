@@ -13,7 +13,29 @@ import operator
 from dataclasses import dataclass, field, fields
 
 from .cost import CostParts
+from .cost.peaks import DevicePeak
 from .plan import Decision, Fallback
+from .cost.peaks import DevicePeak
+
+
+@dataclass(frozen=True, slots=True)
+class CopyRow:
+    """A copy the build inserted at an engine or subgraph boundary (passes/reformat.py): the tensor it copies
+    and its formats, each (precision, layout)."""
+    tensor: str
+    src: tuple[str, str]
+    dst: tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ConvChannels:
+    """The channels of a step's convolution-like anchor layer (its own: not the sum of a horizontal fusion):
+    input C, output K, groups, and on the GPU the tensor-core alignment of the input channels per group,
+    padded / real (cost/gpu.py padded_channels; 1 on the DLA)."""
+    c: int
+    k: int
+    groups: int
+    align: float = 1.0
 
 
 @dataclass(slots=True)
@@ -34,9 +56,14 @@ class StepRow:
     subgraph: int = -1
     reason: str = ""
     parts: CostParts = field(default_factory=CostParts)     # the cost model's pieces, in seconds
+    # what the explain layer reads besides the cost parts (simulate.py); not in the JSON
+    copy: CopyRow | None = None          # reformat/transition steps at a boundary (not a Q/DQ left as a copy)
+    conv: ConvChannels | None = None     # layer steps anchored by a Conv/ConvTranspose/Gemm/MatMul
+    kernel_floor_ms: float = 0.0         # GPU layer steps: the floor of the kernel class plus the launch
 
 
-_ROW_FIELDS = tuple(f.name for f in fields(StepRow))
+NOT_IN_JSON = ("copy", "conv", "kernel_floor_ms")
+_ROW_FIELDS = tuple(f.name for f in fields(StepRow) if f.name not in NOT_IN_JSON)
 _row_values = operator.attrgetter(*_ROW_FIELDS)
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})     # copy.deepcopy returns these as they are
 
@@ -83,6 +110,7 @@ class Estimate:
     decisions: list[Decision] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     label: str = ""
+    peaks: dict[str, DevicePeak] = field(default_factory=dict)    # "dla" / "gpu" -> its peaks (not in the JSON)
 
     def to_dict(self, parts: bool = False) -> dict:
         steps = [_row_dict(s, parts) for s in self.steps]

@@ -4,15 +4,21 @@ from __future__ import annotations
 from collections import Counter
 
 from .cost import cost_step
-from .plan import Plan
-from .report import Estimate, StepRow
+from .cost.geometry import conv_shape
+from .cost.gpu import padded_channels, step_kernel_floor
+from .cost.peaks import device_peaks
+from .plan import ANCHOR_OPS, Plan, Step
+from .report import ConvChannels, CopyRow, Estimate, StepRow
 
 
 def estimate_plan(plan: Plan, label: str = "") -> Estimate:
     rows: list[StepRow] = []
     total = 0.0
     unmodelled = []
-    for step in plan.steps:
+    if plan.report_facts is None:
+        plan.report_facts = ([step_facts(step, plan) for step in plan.steps], device_peaks(plan.platform))
+    facts, peaks = plan.report_facts
+    for i, step in enumerate(plan.steps):
         c = cost_step(step, plan)
         t = c.total_s * 1e3
         total += t
@@ -21,7 +27,8 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
             unmodelled.append(step.name)
         rows.append(StepRow(step.name, step.kind, step.op, step.device, step.precision, t, c.bound,
                             [l.name for l in step.members], c.macs, c.bytes, c.compute_s * 1e3,
-                            c.memory_s * 1e3, c.overhead_s * 1e3, step.subgraph, step.reason, parts))
+                            c.memory_s * 1e3, c.overhead_s * 1e3, step.subgraph, step.reason, parts,
+                            *facts[i]))
     warnings = []
     if unmodelled:
         warnings.append(f"{len(unmodelled)} layer(s) with operators dlasim does not model were costed "
@@ -38,7 +45,7 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
                     fallback=list(plan.fallback), dla_subgraphs=plan.dla_subgraphs,
                     transitions=plan.transitions, macs=g.macs,
                     decisions=list(plan.decisions),
-                    warnings=warnings, label=label)
+                    warnings=warnings, label=label, peaks=peaks)
 
 
 def _sparse_warning(sparsity: str, rows: list[StepRow]) -> list[str]:
@@ -66,3 +73,28 @@ def _option_warnings(plan: Plan, rows: list[StepRow]) -> list[str]:
                 out.append(f"{flag}={','.join(fmts)} on an {plan.precision.upper()} engine: INT8 I/O does not make "
                            f"the engine INT8; the {side} are converted by reformat copies (add --int8)")
     return out
+
+
+def step_facts(step: Step, plan: Plan) -> tuple:
+    """(copy, conv, kernel_floor_ms) of a report row (StepRow): the boundary copy a reformat/transition step
+    makes (not a Q/DQ left as a copy), the channels of a layer step's conv-like anchor, and on the GPU the
+    floor of its kernel class plus the launch (cost/gpu.py step_kernel_floor)."""
+    if step.kind != "layer":
+        copy = step.copy
+        return (CopyRow(step.inputs[0].name, copy.src, copy.dst) if copy is not None and step.qdq is None
+                else None), None, 0.0
+    gpu = plan.platform.gpu
+    floor = (step_kernel_floor(step, plan.graph, gpu) + gpu.launch_overhead_s) * 1e3 if step.device == "gpu" else 0.0
+    return None, conv_channels(step, plan), floor
+
+
+def conv_channels(step: Step, plan: Plan) -> ConvChannels | None:
+    """The channels of the step's Conv/ConvTranspose/Gemm/MatMul anchor (cost/geometry.py conv_shape of the layer
+    alone), with the GPU's tensor-core alignment of the input channels per group (cost/gpu.py padded_channels)."""
+    a = step.anchor
+    if a is None or a.op not in ANCHOR_OPS:
+        return None
+    cs = conv_shape(a, plan.graph, step.conv if a is step.members[0] else None)
+    cg = cs.c // cs.groups
+    align = padded_channels(cg, step.precision) / cg if step.device == "gpu" and cg else 1.0
+    return ConvChannels(cs.c, cs.k, cs.groups, align)

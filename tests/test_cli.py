@@ -10,6 +10,7 @@ import dlasim
 from dlasim import GraphBuilder
 from dlasim.cli import main
 from dlasim.cost import CostParts
+from dlasim.report import NOT_IN_JSON
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "validation" / "data" / "seeds"
@@ -122,7 +123,7 @@ def test_api_results_are_picklable_and_side_effect_free():
 def _asdict_row(s) -> dict:
     """asdict of a row, its parts as the fields that differ from their defaults (a dataclass tiling as a dict)."""
     defaults = CostParts()
-    row = asdict(s)
+    row = {k: v for k, v in asdict(s).items() if k not in NOT_IN_JSON}
     row["parts"] = {k: v for k, v in row["parts"].items() if v != getattr(defaults, k)}
     return row
 
@@ -131,7 +132,8 @@ def test_estimate_to_dict_rows_are_asdict_copies():
     e = dlasim.estimate("zoo:googlenet", "a100", device="gpu", precision="int8", sparsity="force")
     d = e.to_dict(parts=True)
     assert d["steps"] == [_asdict_row(s) for s in e.steps]
-    assert e.to_dict()["steps"] == [{k: v for k, v in asdict(s).items() if k != "parts"} for s in e.steps]
+    assert e.to_dict()["steps"] == [{k: v for k, v in asdict(s).items() if k != "parts" and k not in NOT_IN_JSON}
+                                    for s in e.steps]
     conv = next(r for r in d["steps"] if "tiling" in r["parts"])
     assert set(conv["parts"]["tiling"]) == {"tile_eff", "wave_eff", "k_eff", "rate_eff"}
     assert "sparse" not in next(r for r in d["steps"] if r["kind"] == "reformat")["parts"]   # "off": the default

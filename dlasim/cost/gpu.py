@@ -49,6 +49,7 @@ from ..ir import Graph
 from ..plan import Step
 from . import StepCost, Tiling, elems, finish
 from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
+from .peaks import gpu_peak_macs_per_s
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 C_ALIGN = {"fp32": 1, "fp16": 8, "int8": 32}
@@ -203,7 +204,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     if op == "MatMul" and not g.tensors[step.anchor.inputs[1]].const:
         in_bytes, w_bytes = in_bytes + w_bytes, 0     # both operands are activations (attention MatMul)
     macs = cs.macs
-    peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
+    peak = gpu_peak_macs_per_s(gpu, p)
     ideal = macs / peak
     floor = class_floor(gpu, cls)
     launch, paired = gpu.launch_overhead_s, {}

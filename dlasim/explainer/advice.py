@@ -32,7 +32,7 @@ from ..passes.reformat import parse_io_formats
 from ..plan import FallbackKind
 from ..report import Estimate
 from .advice_qdq import advise_qdq
-from .config import COPY_NAME, FIXED_KINDS, Change, Config, Findings
+from .config import FIXED_KINDS, Change, Config, Findings
 from .rewrites import (avgpool_for_global, batchnorm_for_norms, cascade_maxpool, constant_matmul, relu_for_mish,
                        sparse_width, widen_channels)
 from .texts import listed, si
@@ -58,9 +58,8 @@ def advise_io_formats(cfg: Config, est: Estimate, found: Findings) -> list[Chang
         return []
     copies = {}
     for r in est.steps:
-        m = COPY_NAME.match(r.name) if r.kind == "reformat" else None
-        if m:
-            copies.setdefault(m.group(1), (f"{m.group(3)}:{m.group(4)}", f"{m.group(5)}:{m.group(6)}"))
+        if r.kind == "reformat" and r.copy is not None:
+            copies.setdefault(r.copy.tensor, (":".join(r.copy.src), ":".join(r.copy.dst)))
     g = cfg.graph
     have_in = parse_io_formats(cfg.opts.get("input_formats"), "--inputIOFormats") or [("fp32", "linear")]
     have_out = parse_io_formats(cfg.opts.get("output_formats"), "--outputIOFormats") or [("fp32", "linear")]

@@ -7,8 +7,6 @@ s3.4 (fallback); gpu_tensorrt.md s2.1/s2.3 (2:4), s5.1 (launch), s5.3 (tile and 
 """
 from __future__ import annotations
 
-from ..cost.geometry import ConvShape, conv_shape
-from ..cost.gpu import padded_channels, step_kernel_floor
 from ..report import Estimate, StepRow
 from .config import Findings
 from .expectation import Expectation
@@ -17,7 +15,6 @@ from .texts import CAUSE_TEXT
 
 OUTCOME_CODES = ("fallback", "precision_unsupported", "sparse_too_small", "sparse_ineligible")  # whole steps
 SPARSE_CODES = ("sparse_too_small", "sparse_ineligible")
-CONV_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 OK_BAND = 0.20          # |predicted / measured - 1| within this is "ok"
 NEAR_FLOOR = 1.5        # measured time within this factor of its kernel class's floor + launch: "overhead"
 
@@ -35,28 +32,18 @@ def outcome(row: StepRow, ctx: Expectation) -> str | None:
     return None
 
 
-def _conv(row: StepRow, ctx: Expectation) -> ConvShape | None:
-    """Geometry of the step's convolution-like layer (the first in graph order), if it has one."""
-    layer = next((l for l in ctx.graph.layers if l.name in row.layers and l.op in CONV_OPS), None)
-    try:
-        return conv_shape(layer, ctx.graph) if layer else None
-    except (KeyError, IndexError, TypeError):
-        return None
-
-
-def _channels(row: StepRow, ctx: Expectation) -> tuple[int, int] | None:
-    """(C, K) of the step's convolution-like layer."""
-    cs = _conv(row, ctx)
-    return (cs.c, cs.k) if cs else None
+def channels(row: StepRow) -> tuple[int, int] | None:
+    """(C, K) of the step's convolution-like anchor layer (StepRow.conv), if it has one."""
+    return (row.conv.c, row.conv.k) if row.conv is not None else None
 
 
 def findings(ctx: Expectation, est: Estimate, codes: list[str]) -> Findings:
     """What advice.py needs from the attribution of one configuration's estimate."""
-    dense = [(r.layers[0], *ck) for r in est.steps if outcome(r, ctx) in SPARSE_CODES and (ck := _channels(r, ctx))]
+    dense = [(r.layers[0], *ck) for r in est.steps if outcome(r, ctx) in SPARSE_CODES and (ck := channels(r))]
     return Findings(codes, ctx.ideal_ms(est.macs), dense)
 
 
-def group_cause(plan, est_steps, group: MatchGroup, predicted_ms: float) -> tuple[str, str]:
+def group_cause(est_steps: list[StepRow], group: MatchGroup, predicted_ms: float) -> tuple[str, str]:
     """(cause code, note) of one group's deviation, from its predicted steps' bound and kind."""
     meas = group.measured_ms
     if not group.steps:
@@ -67,8 +54,8 @@ def group_cause(plan, est_steps, group: MatchGroup, predicted_ms: float) -> tupl
         return "ok", ""
     weights: dict[str, float] = {}
     for i in group.steps:
-        s, row = plan.steps[i], est_steps[i]
-        code = _step_cause(s, row, plan, meas if len(group.steps) == 1 else None)
+        row = est_steps[i]
+        code = step_cause(row, meas if len(group.steps) == 1 else None)
         weights[code] = weights.get(code, 0.0) + max(row.time_ms, 1e-9)
     code = max(weights, key=weights.get)
     if group.kind == "concat" and predicted_ms == 0:
@@ -77,32 +64,17 @@ def group_cause(plan, est_steps, group: MatchGroup, predicted_ms: float) -> tupl
     return code, f"measured {direction} than predicted; predicted time is {CAUSE_TEXT.get(code, code)}"
 
 
-def _gpu_padding(step, plan) -> float:
-    """Padded / real input channels of a GPU convolution (FP16 pads C to 8, INT8 to 32)."""
-    if step.device != "gpu" or step.anchor is None:
-        return 1.0
-    try:
-        cs = conv_shape(step.anchor, plan.graph)
-    except (KeyError, IndexError, ValueError):
-        return 1.0
-    if cs is None or cs.groups > 1:
-        return 1.0
-    return padded_channels(cs.c, step.precision) / cs.c if cs.c else 1.0
-
-
-def _step_cause(step, row, plan, measured_ms: float | None) -> str:
-    plat = plan.platform
-    if step.kind == "transition":
-        return "transition"
-    if step.kind == "reformat":
-        return "reformat"
-    if step.kind == "overhead":
-        return "overhead"
+def step_cause(row: StepRow, measured_ms: float | None) -> str:
+    """The dominant cause of a step's predicted time: its kind for copies and launches; overhead when the
+    measured time is within NEAR_FLOOR of its GPU kernel class's floor plus launch (StepRow.kernel_floor_ms)
+    or the floor sets the prediction; otherwise the term that bounds it and the largest loss in that term
+    (CBUF refetch in a memory-bound DLA step; channel padding, tile or wave quantization in a compute-bound
+    one: a factor below 0.75 or padding above 20% of compute), else memory_bound / compute_bound."""
+    if row.kind != "layer":
+        return row.kind
     parts = row.parts
-    if step.device == "gpu" and plat.gpu is not None and measured_ms is not None:
-        floor_ms = (step_kernel_floor(step, plan.graph, plat.gpu) + plat.gpu.launch_overhead_s) * 1e3
-        if measured_ms <= NEAR_FLOOR * floor_ms:
-            return "overhead"
+    if row.device == "gpu" and measured_ms is not None and measured_ms <= NEAR_FLOOR * row.kernel_floor_ms:
+        return "overhead"
     if row.bound == "overhead":
         return "overhead"
     if row.bound == "memory":
@@ -111,13 +83,11 @@ def _step_cause(step, row, plan, measured_ms: float | None) -> str:
         return "memory_bound"
     t = max(row.compute_ms * 1e-3, 1e-15)
     tiling = parts.tiling             # the dense kernel's tiles (GPU implicit GEMM), None elsewhere
-    if (parts.padding_s > 0.2 * t or tiling is not None and tiling.k_eff < 0.75
-            or _gpu_padding(step, plan) > 1.25):
+    align = row.conv.align if row.conv is not None and row.conv.groups == 1 else 1.0
+    if parts.padding_s > 0.2 * t or tiling is not None and tiling.k_eff < 0.75 or align > 1.25:
         return "channel_padding"
     if tiling is not None and tiling.tile_eff < 0.75:
         return "tile_quantization"
     if tiling is not None and tiling.wave_eff < 0.75:
         return "wave_quantization"
     return "compute_bound"
-
-

@@ -1,7 +1,6 @@
 """A network on a platform with estimate options, and what the cause attribution hands the advisors."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from .. import api
@@ -14,8 +13,6 @@ from ..report import Estimate
 DEFAULTS = dict(device="dla", precision="fp16", batch=None, gpu_fallback=True, sparsity="disable", dla_core=0,
                 shapes=None, input_formats=None, output_formats=None)
 FIXED_KINDS = ("reformat", "transition", "overhead")     # step kinds that are not layers: copies and launches
-# a copy step's name, as passes/reformat.py writes it: "TENSOR reformat|transition (prec:fmt -> prec:fmt)"
-COPY_NAME = re.compile(r"^(.*) (reformat|transition) \((\w+):(\w+) -> (\w+):(\w+)\)$")
 
 
 @dataclass(frozen=True)

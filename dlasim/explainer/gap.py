@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 
-from ..cost.gpu import padded_channels
 from ..report import StepRow
-from .classify import OUTCOME_CODES, _conv, outcome
+from .classify import OUTCOME_CODES, outcome
 from .expectation import Expectation
 
 
@@ -84,7 +83,7 @@ def _compute_losses(row: StepRow, ctx: Expectation, run: float) -> dict[str, flo
         return {"compute_bound": loss}
     ramp = p.ramp_s * 1e3          # the kernel's fixed ramp/tail inside compute: overhead
     body = row.compute_ms - ramp
-    factors = {"channel_padding": _channel_align(row, ctx) / tiling.k_eff,
+    factors = {"channel_padding": _channel_align(row) / tiling.k_eff,
                "tile_quantization": 1.0 / tiling.tile_eff, "wave_quantization": 1.0 / tiling.wave_eff,
                "compute_bound": 1.0 / tiling.rate_eff}
     total = math.log(body / run)
@@ -95,13 +94,10 @@ def _compute_losses(row: StepRow, ctx: Expectation, run: float) -> dict[str, flo
     return out
 
 
-def _channel_align(row: StepRow, ctx: Expectation) -> float:
-    """GEMM-K padding of the input channels to the tensor-core alignment (gpu_tensorrt.md s5.3)."""
-    cs = _conv(row, ctx)
-    if cs is None:
-        return 1.0
-    cg = cs.c // cs.groups
-    return padded_channels(cg, row.precision) / cg if cg else 1.0
+def _channel_align(row: StepRow) -> float:
+    """GEMM-K padding of the input channels to the tensor-core alignment (StepRow.conv.align: padded / real
+    input channels per group, gpu_tensorrt.md s5.3)."""
+    return row.conv.align if row.conv is not None else 1.0
 
 
 # ---- causes --------------------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ..report import StepRow
-from .config import COPY_NAME
 
 
 class Union:
@@ -28,8 +27,7 @@ def _keys(row: StepRow) -> list[str]:
     """What a step covers: its original layers, or the tensor a copy moves."""
     if row.kind == "layer":
         return [f"L:{n}" for n in row.layers] or [f"N:{row.name}"]
-    m = COPY_NAME.match(row.name)
-    return [f"C:{m.group(2)}:{m.group(1)}" if m else f"N:{row.name}"]
+    return [f"C:{row.kind}:{row.copy.tensor}" if row.copy is not None else f"N:{row.name}"]
 
 
 def match_steps(a: list[StepRow], b: list[StepRow]) -> list[tuple[list[StepRow], list[StepRow]]]:

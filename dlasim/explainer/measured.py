@@ -157,7 +157,7 @@ def _assemble(plan, est, profile, rows, groups, how) -> MeasuredExplain:
     for g in groups:
         pred = sum(est.steps[i].time_ms for i in g.steps) if g.steps else None
         meas = g.measured_ms if g.rows else None
-        code, note = group_cause(plan, est.steps, g, pred or 0.0)
+        code, note = group_cause(est.steps, g, pred or 0.0)
         if g.rows and g.steps:
             matched += g.measured_ms
         d = {"name": g.name, "predicted_ms": pred, "measured_ms": meas, "cause": code,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..report import StepRow
-from .classify import OUTCOME_CODES, SPARSE_CODES, _channels, outcome
+from .classify import OUTCOME_CODES, SPARSE_CODES, channels, outcome
 from .expectation import Expectation
 from .gap import step_parts
 from .texts import listed
@@ -24,7 +24,7 @@ def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3) -> s
     if not hits:
         return ""
     shaped = code in SPARSE_CODES + ("tile_quantization", "wave_quantization", "channel_padding")
-    chans = [_channels(r, ctx) if shaped else None for r in hits]
+    chans = [channels(r) if shaped else None for r in hits]
     names = [(r.layers[0] if r.layers else r.name) + (f" ({ck[0]}->{ck[1]} ch)" if ck else "")
              for r, ck in zip(hits, chans)]
     text = f"; {len(hits)} step(s), e.g. {listed(names, n)}"

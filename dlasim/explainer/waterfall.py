@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..report import Estimate, StepRow, throughput_qps
 from .advice import advise
-from .classify import OUTCOME_CODES, _channels, findings
+from .classify import OUTCOME_CODES, channels, findings
 from .config import Config
 from .expectation import Expectation
 from .gap import amounts, totals_by_cause
@@ -75,7 +75,7 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
     The cause entries sum to predicted - ideal."""
     cfg = Config.load(model, hw, opts)
     e = cfg.estimate()
-    ctx = Expectation.of(cfg)
+    ctx = Expectation.of(cfg, e)
     ideal = ctx.ideal_ms(e.macs)
     by_cause = totals_by_cause(e.steps, ctx)
     unexplained = by_cause.pop("other", 0.0) + by_cause.pop("ideal", 0.0) - ideal
@@ -101,7 +101,7 @@ def sparse_gains(rows: list[StepRow], ctx: Expectation) -> list[dict]:
     for r in rows:
         p = r.parts
         if p.sparse == "used":
-            ck = _channels(r, ctx)
+            ck = channels(r)
             out.append({"name": r.layers[0] if r.layers else r.name, "channels": f"{ck[0]}->{ck[1]}" if ck else "?",
                         "dense_ms": p.dense_s * 1e3, "sparse_ms": p.sparse_s * 1e3})
     return sorted(out, key=lambda d: d["sparse_ms"] - d["dense_ms"])
