@@ -9,7 +9,8 @@ PKG = Path(__file__).resolve().parent.parent / "dlasim"
 
 # what a string-keyed side channel or a fact read from reason text looks like
 FORBIDDEN = {
-    "a string-keyed attrs/parts lookup": re.compile(r"\b(attrs|parts)\[|\.(attrs|parts)\.(get|setdefault|update|pop)\("),
+    "a string-keyed attrs/parts lookup": re.compile(
+        r"\b(attrs|parts)\[|\.(attrs|parts)\.(get|setdefault|update|pop)\("),
     "a Step.attrs side channel": re.compile(r"\.attrs\b"),
     "a fact read from reason text": re.compile(
         r"reason\W{0,3}\.(startswith|endswith|find|index|count|split|partition)\("
