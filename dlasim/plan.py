@@ -6,12 +6,34 @@ a reformat copy, a GPU<->DLA transition, or a fixed overhead such as a DLA loada
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from .hardware import Platform
 from .ir import Graph, Layer, Tensor
 
 ANCHOR_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # ops that set a fused step's cost
 LUT_OPS = frozenset({"Sigmoid", "Tanh"})     # the DLA SDP runs them through its LUT (reference/dla.md s1.3)
+
+
+class FallbackKind(str, Enum):
+    """Why a layer of a DLA build runs on the GPU, decided where the pass decides it (the reason text beside
+    it is for people)."""
+    UNKNOWN_OP = "unknown_op"                  # an operator dlasim does not know (passes/dla_support.py)
+    UNSUPPORTED_OP = "unsupported_op"          # not a DLA layer (the spec's [dla.support] ops)
+    UNSUPPORTED_PARAMS = "unsupported_params"  # a DLA layer whose shapes, attributes or batch the DLA cannot run
+    LOADABLE_LIMIT = "loadable_limit"          # past the loadables one DLA core holds (passes/partition.py)
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """A layer of a DLA build that runs on the GPU: its name and op, the kind of reason and the reason."""
+    name: str
+    op: str
+    reason: str
+    kind: FallbackKind
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "op": self.op, "reason": self.reason, "kind": self.kind.value}
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +74,7 @@ class Step:
     subgraph: int = -1           # DLA loadable index, -1 on the GPU
     reason: str = ""             # why this device / precision, when it is not the requested one
     # facts the passes decide and later passes and the cost model read
-    dla_ok: bool = False                      # the DLA can run members[0] (passes/place.py check_dla_support)
+    dla_unsupported: FallbackKind | None = None   # DLA builds: why the DLA cannot run members[0] (None: it can)
     precision_unsupported: bool = False       # runs wider than requested: no kernel for the op (passes/place.py)
     simt: bool = False                        # FP32 image-input conv on the CUDA cores (passes/place.py)
     qdq: tuple[str, str] | None = None        # a Q/DQ left as a copy: (precision in, precision out) (passes/qdq.py)
@@ -83,8 +105,9 @@ class Step:
         return self.members[0] if self.members else None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
+    """What a pass decided about a layer or step, and why (frozen: estimates share their plan's)."""
     layer: str
     pass_name: str
     action: str
@@ -104,7 +127,7 @@ class Plan:
     dla_core: int
     steps: list[Step] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
-    fallback: list[dict] = field(default_factory=list)
+    fallback: list[Fallback] = field(default_factory=list)
     dla_subgraphs: int = 0
     transitions: int = 0
     io_formats: dict = field(default_factory=dict)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 
 from .cost import CostParts
 from .cost.peaks import DevicePeak
+from .plan import Decision, Fallback
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +102,11 @@ class Estimate:
     sparsity: str
     total_ms: float
     steps: list[StepRow]
-    fallback: list[dict]
+    fallback: list[Fallback]
     dla_subgraphs: int
     transitions: int
     macs: int = 0
-    decisions: list[dict] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     label: str = ""
     peaks: dict[str, DevicePeak] = field(default_factory=dict)    # "dla" / "gpu" -> its peaks (not in the JSON)
@@ -115,7 +116,7 @@ class Estimate:
         return {"model": self.model, "hardware": self.hardware, "device": self.device,
                 "precision": self.precision, "batch": self.batch, "sparsity": self.sparsity,
                 "total_ms": self.total_ms, "throughput_qps": throughput_qps(self.batch, self.total_ms),
-                "macs": self.macs, "steps": steps, "fallback": self.fallback,
+                "macs": self.macs, "steps": steps, "fallback": [f.to_dict() for f in self.fallback],
                 "dla_subgraphs": self.dla_subgraphs, "transitions": self.transitions,
                 "warnings": self.warnings, "label": self.label}
 
@@ -172,19 +173,19 @@ def throughput_qps(batch: int, total_ms: float) -> float:
     return batch * 1e3 / total_ms if total_ms > 0 else 0.0
 
 
-def fallback_groups(fallback: list[dict]) -> list[tuple[str, list[dict]]]:
+def fallback_groups(fallback: list[Fallback]) -> list[tuple[str, list[Fallback]]]:
     """Fallback layers grouped by reason, the largest group first (ties: first seen first)."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[Fallback]] = {}
     for f in fallback:
-        groups.setdefault(f["reason"], []).append(f)
+        groups.setdefault(f.reason, []).append(f)
     return sorted(groups.items(), key=lambda kv: -len(kv[1]))
 
 
-def _names(items: list[dict], room: int) -> str:
+def _names(items: list[Fallback], room: int) -> str:
     """As many layer names as fit in `room` columns, then ', ... N more'."""
     out = ""
     for i, f in enumerate(items):
-        piece = ", " + f["name"] if out else _short(f["name"], room)
+        piece = ", " + f.name if out else _short(f.name, room)
         rest = len(items) - i - 1
         if out and len(out) + len(piece) + (len(f", ... {rest} more") if rest else 0) > room:
             return out + f", ... {len(items) - i} more"
@@ -192,13 +193,13 @@ def _names(items: list[dict], room: int) -> str:
     return out
 
 
-def fallback_lines(fallback: list[dict], width: int = 100, groups: int = 8) -> list[str]:
+def fallback_lines(fallback: list[Fallback], width: int = 100, groups: int = 8) -> list[str]:
     """The GPU fallback list grouped by reason, with counts, the ops and example names, within `width`."""
     import textwrap
     lines = []
     grouped = fallback_groups(fallback)
     for reason, items in grouped[:groups]:
-        ops = ", ".join(sorted({f["op"] for f in items}))
+        ops = ", ".join(sorted({f.op for f in items}))
         lines += textwrap.wrap(f"{len(items):>3} x {reason} ({ops})", width, initial_indent="  ",
                                subsequent_indent="        ", break_on_hyphens=False)
         lines.append("        " + _names(items, max(20, width - 8)))

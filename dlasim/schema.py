@@ -14,6 +14,8 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .plan import FallbackKind
+
 # The stable cause codes (docs/DESIGN.md, "Cause vocabulary"). explain / compare use the first group;
 # explain --measured adds "ok" (prediction within tolerance) and "unmatched" (no counterpart on one side).
 CAUSE_CODES = ("reformat", "transition", "fallback", "overhead", "memory_bound", "compute_bound", "cbuf_refetch",
@@ -49,7 +51,9 @@ class Step(_Doc):
 class Fallback(_Doc):
     name: str
     op: str
-    reason: str
+    reason: str = Field(description="why, for people")
+    kind: Literal[tuple(k.value for k in FallbackKind)] = Field(
+        description="why, for scripts (dlasim/plan.py FallbackKind)")
 
 
 class EstimateBody(_Doc):

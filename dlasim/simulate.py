@@ -42,10 +42,9 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
     g = plan.graph
     return Estimate(model=g.name, hardware=plan.platform.label, device=plan.device, precision=plan.precision,
                     batch=plan.batch, sparsity=plan.sparsity, total_ms=total, steps=rows,
-                    fallback=[dict(f) for f in plan.fallback], dla_subgraphs=plan.dla_subgraphs,
+                    fallback=list(plan.fallback), dla_subgraphs=plan.dla_subgraphs,
                     transitions=plan.transitions, macs=g.macs,
-                    decisions=[{"layer": d.layer, "pass": d.pass_name, "action": d.action, "reason": d.reason}
-                               for d in plan.decisions],
+                    decisions=list(plan.decisions),
                     warnings=warnings, label=label, peaks=peaks)
 
 

@@ -35,7 +35,8 @@ def test_estimate_json_contract(capsys):
         assert s["kind"] in ("layer", "reformat", "transition", "overhead")
         assert s["device"] in ("dla", "gpu") and s["bound"] in ("compute", "memory", "overhead")
         assert isinstance(s["layers"], list)
-    assert d["fallback"] == [{"name": "prob", "op": "Softmax", "reason": "Softmax is not supported on DLA v1"}]
+    assert d["fallback"] == [{"name": "prob", "op": "Softmax", "reason": "Softmax is not supported on DLA v1",
+                              "kind": "unsupported_op"}]
 
 
 def test_trtexec_aliases_and_csv(capsys):

@@ -21,6 +21,7 @@ from dlasim.explainer.config import Config
 from dlasim.explainer.expectation import Expectation
 from dlasim.cli import main
 from dlasim.errors import DlasimError
+from dlasim.plan import FallbackKind
 
 SEEDS = Path(__file__).resolve().parents[1] / "validation" / "data" / "seeds"
 KIND_CODES = {"reformat", "transition", "overhead"}
@@ -197,7 +198,7 @@ def test_dynamic_matmul_rewrite_moves_it_to_the_dla():
                                                                   name="r2"), name="mm")
     g = b.build([b.conv(b.reshape(m, [1, 64, 8, 8], name="r3"), 64, kernel=1, name="c3")])
     r = dlasim.explain(g, "orin-agx", device="dla", precision="fp16")
-    assert any(f["op"] == "MatMul" for f in r.estimate.fallback)
+    assert any(f.op == "MatMul" for f in r.estimate.fallback)
     item = next(a for a in r.advice if a["change"] == "matmul_to_conv")
     fixed = R.constant_matmul(g, {"mm"})
     assert fixed.tensors[fixed.layer("mm").inputs[1]].const and "c2" not in {l.name for l in fixed.layers}
@@ -240,7 +241,7 @@ def conv_chain(act: str, n: int = 20):
 
 def test_loadable_limit_advice_names_the_layers_it_brings_back():
     r = dlasim.explain(conv_chain("Mish"), "xavier-agx", device="dla", precision="fp16")
-    limited = {f["name"] for f in r.estimate.fallback if f["reason"].startswith("past the")}
+    limited = {f.name for f in r.estimate.fallback if f.kind is FallbackKind.LOADABLE_LIMIT}
     assert limited == {"c16", "c17", "c18", "c19"} and r.estimate.dla_subgraphs == 16
     relu = dlasim.estimate(conv_chain("Relu"), "xavier-agx", device="dla", precision="fp16")
     assert relu.fallback == [] and relu.dla_subgraphs == 1
@@ -254,7 +255,7 @@ def test_loadable_limit_advice_names_the_layers_it_brings_back():
 
 def test_loadable_limit_note_only_where_a_rewrite_is_reestimated():
     r = dlasim.explain(conv_chain("HardSwish"), "xavier-agx", device="dla", precision="fp16")
-    assert any(f["reason"].startswith("past the") for f in r.estimate.fallback)
+    assert any(f.kind is FallbackKind.LOADABLE_LIMIT for f in r.estimate.fallback)
     assert r.advice and not any("loadables" in a["text"] for a in r.advice)    # no HardSwish rewrite to re-estimate
     r = dlasim.explain(small_dla_net("mish"), "xavier-agx", device="dla", precision="fp16")
     assert not any("loadables" in a["text"] for a in r.advice)                  # under the limit: no note

@@ -8,6 +8,7 @@ from dlasim import GraphBuilder
 from dlasim.errors import BuildError, DlasimError
 from dlasim.passes import build_plan
 from dlasim.passes.dla_support import cbuf_banks_needed
+from dlasim.plan import Fallback, FallbackKind
 
 ROOT = Path(__file__).resolve().parents[1]
 XAVIER = dlasim.hardware("xavier-agx")
@@ -147,7 +148,7 @@ def test_fallback_reason_for_mish_and_two_transitions():
     y = b.mish(b.conv(x, 16, 3, name="c1"), name="m")
     g = b.build([b.conv(y, 16, 3, name="c2")])
     p = plan(g)
-    assert p.fallback == [{"name": "m", "op": "Mish", "reason": "Mish is not supported on DLA v1"}]
+    assert p.fallback == [Fallback("m", "Mish", "Mish is not supported on DLA v1", FallbackKind.UNSUPPORTED_OP)]
     assert p.dla_subgraphs == 2 and p.transitions == 2
     assert [s.kind for s in p.steps].count("transition") == 2
 
@@ -161,24 +162,24 @@ def test_conv_parameter_limits(attrs, reason):
     b = GraphBuilder("t")
     x = b.input("x", (1, 8, 64, 64))
     g = b.build([b.conv(x, 8, **attrs)])
-    assert plan(g).fallback[0]["reason"] == reason
+    assert plan(g).fallback[0].reason == reason
 
 
 def test_concat_on_width_falls_back():
     b = GraphBuilder("t")
     x = b.input("x", (1, 8, 8, 8))
     g = b.build([b.concat([b.relu(x), b.sigmoid(x)], axis=3)])
-    assert plan(g).fallback[0]["reason"] == "concat axis is not channels"
+    assert plan(g).fallback[0].reason == "concat axis is not channels"
 
 
 def test_pool_window_limit_and_softmax_only_on_orin():
     b = GraphBuilder("t")
     x = b.input("x", (1, 8, 32, 32))
     g = b.build([b.softmax(b.maxpool(x, 13, 1, 6))])
-    reasons = {f["op"]: f["reason"] for f in plan(g).fallback}
+    reasons = {f.op: f.reason for f in plan(g).fallback}
     assert reasons["MaxPool"] == "pooling window 13 > 8"
     assert "Softmax" in reasons
-    assert "Softmax" not in {f["op"] for f in plan(g, ORIN).fallback}
+    assert "Softmax" not in {f.op for f in plan(g, ORIN).fallback}
 
 
 def test_cbuf_check_formula_and_rejection():
@@ -188,7 +189,7 @@ def test_cbuf_check_formula_and_rejection():
     b = GraphBuilder("t")
     x = b.input("x", (1, 1024, 8, 1024))
     g = b.build([b.conv(x, 16, 3)])
-    assert plan(g).fallback[0]["reason"].startswith("CBUF check failed")
+    assert plan(g).fallback[0].reason.startswith("CBUF check failed")
 
 
 def test_matmul_constant_on_dla_dynamic_fails_without_fallback():
@@ -205,6 +206,20 @@ def test_matmul_constant_on_dla_dynamic_fails_without_fallback():
         plan(g, ORIN, gpu_fallback=False)
     msg = str(e.value)
     assert "'/MatMul' (MatMul)" in msg and "1x1 convolution with constant weights" in msg and "\n" not in msg
+    assert msg.count("1x1 convolution with constant weights") == 1             # said once, by the rule
+
+
+def test_parameter_fallback_has_its_kind_and_no_op_rewrite_hint():
+    # a constant-weight MatMul with 8200 output channels: the op is a DLA layer, its tensor is past the
+    # 8192 dimension limit (dla.md s3.2), so the rewrite into a 1x1 conv (the same limit) is not offered
+    b = GraphBuilder("wide")
+    g = b.build([b.matmul(b.input("a", (128, 1024)), b.const("w", (1024, 8200)), name="fc")])
+    assert plan(g, ORIN).fallback == [Fallback("fc", "MatMul", "tensor dimension 8200 > 8192",
+                                               FallbackKind.UNSUPPORTED_PARAMS)]
+    with pytest.raises(BuildError) as e:
+        plan(g, ORIN, gpu_fallback=False)
+    assert str(e.value).endswith("tensor dimension 8200 > 8192; GPU fallback is off (gpu_fallback=False; "
+                                 "trtexec: no --allowGPUFallback)")
 
 
 def test_loadable_limit_sends_later_regions_to_gpu():
@@ -214,7 +229,10 @@ def test_loadable_limit_sends_later_regions_to_gpu():
         y = b.mish(b.conv(y, 16, 3, name=f"c{i}"), name=f"m{i}")
     p = plan(b.build([y]))
     assert p.dla_subgraphs == 16
-    assert any("past the 16th DLA loadable" in f["reason"] for f in p.fallback)
+    limited = [f for f in p.fallback if f.kind is FallbackKind.LOADABLE_LIMIT]
+    assert {f.name for f in limited} == {"c16", "c17", "c18", "c19"}      # the Mish layers: unsupported_op
+    assert all("past the 16th DLA loadable" in f.reason for f in limited)
+    assert {f.kind for f in p.fallback} == {FallbackKind.UNSUPPORTED_OP, FallbackKind.LOADABLE_LIMIT}
     assert all(s.subgraph < 16 for s in p.steps)
 
 
@@ -255,12 +273,12 @@ def test_googlenet_prototxt_one_subgraph_only_softmax_on_gpu():
     proto = ROOT / "validation" / "data" / "haxconn" / "prototxt" / "googlenet.prototxt"
     p = plan(dlasim.load(str(proto)))
     assert p.dla_subgraphs == 1
-    assert [f["op"] for f in p.fallback] == ["Softmax"]
+    assert [f.op for f in p.fallback] == ["Softmax"]
 
 
 def test_yolov4_mish_falls_back_with_transitions():
     p = plan(dlasim.load("zoo:yolov4"), gpu_fallback=True)
-    mish = [f for f in p.fallback if f["op"] == "Mish"]
-    assert mish and mish[0]["reason"] == "Mish is not supported on DLA v1"
+    mish = [f for f in p.fallback if f.op == "Mish"]
+    assert mish and mish[0].reason == "Mish is not supported on DLA v1"
     assert p.dla_subgraphs >= 2 and p.transitions >= 2
     assert max(s.subgraph for s in p.steps) < 16

@@ -29,6 +29,7 @@ from ..hardware import Platform
 from ..ir import Graph, Layer
 from ..passes.fold import FOLDABLE
 from ..passes.reformat import parse_io_formats
+from ..plan import FallbackKind
 from ..report import Estimate
 from .advice_qdq import advise_qdq
 from .config import FIXED_KINDS, Change, Config, Findings
@@ -100,7 +101,7 @@ def advise_gpu(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
 
 
 def _fallback_layers(est: Estimate, g: Graph, op_types: set[str]) -> list[Layer]:
-    names = {f["name"] for f in est.fallback if f["op"] in op_types}
+    names = {f.name for f in est.fallback if f.op in op_types}
     return [l for l in g.layers if l.name in names]
 
 
@@ -222,7 +223,7 @@ def _loadable_note(cfg: Config, base: Estimate, e: Estimate) -> str:
     """'; all N layers that ran on the GPU only because ... go back to the DLA (...)' when the change brings
     back to the DLA layers that the per-core loadable limit had sent to the GPU (dla.md s3.1; the fallback
     reason of passes/partition.py), else ''."""
-    limited = {f["name"] for f in base.fallback if f["reason"].startswith("past the")}
+    limited = {f.name for f in base.fallback if f.kind is FallbackKind.LOADABLE_LIMIT}
     on_dla = {n for r in e.steps if r.kind == "layer" and r.device == "dla" for n in r.layers}
     back = len(limited & on_dla)
     if not back:

@@ -74,7 +74,7 @@ def quantize_residuals(g: Graph) -> tuple[Graph, list[str]]:
 
 def advise_qdq(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
     """An explicitly quantized network whose Q/DQ pairs became reformat copies (passes/qdq.py rule 5)."""
-    copies = [d["layer"] for d in est.decisions if d["pass"] == "qdq" and d["action"] == "explicit reformat"]
+    copies = [d.layer for d in est.decisions if d.pass_name == "qdq" and d.action == "explicit reformat"]
     if not copies:
         return []
     g, names = quantize_residuals(cfg.graph)

@@ -77,14 +77,14 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
     e = cfg.estimate()
     ctx = Expectation.of(cfg, e)
     ideal = ctx.ideal_ms(e.macs)
-    parts = totals_by_cause(e.steps, ctx)
-    unexplained = parts.pop("other", 0.0) + parts.pop("ideal", 0.0) - ideal
-    parts["other"] = unexplained
+    by_cause = totals_by_cause(e.steps, ctx)
+    unexplained = by_cause.pop("other", 0.0) + by_cause.pop("ideal", 0.0) - ideal
+    by_cause["other"] = unexplained
     gap = e.total_ms - ideal
     shown = amounts(e.steps, ctx)
     causes = [_cause(code, ms, gap, _explain_text(code, ms, shown.get(code, ms), e.total_ms,
                                                   _examples(e.steps, ctx, code)))
-              for code, ms in parts.items()]
+              for code, ms in by_cause.items()]
     causes = _ranked(causes, gap, 0.001, unexplained)
     where = "one DLA core" if ctx.device == "dla" else "the GPU"
     basis = (f"{si(e.macs)} MACs at {si(ctx.rate)} MAC/s, {where}, {ctx.precision.upper()}"

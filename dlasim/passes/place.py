@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import BuildError
 from ..ops import QDQ          # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
-from ..plan import Decision
+from ..plan import Decision, Fallback, FallbackKind
 from ..precision import run_precision
 from .dla_support import REWRITES, check_layer
 
@@ -33,9 +33,9 @@ def check_dla_support(plan) -> None:
     supported = frozenset(dla.support.ops)      # built once per build: a set lookup per layer, not a list scan
     for step in plan.steps:
         layer = step.members[0]
-        ok, reason = check_layer(g, layer, dla, prec, batch, step.conv, supported)
-        step.dla_ok = ok
-        if not ok:
+        kind, reason = check_layer(g, layer, dla, prec, batch, step.conv, supported)
+        step.dla_unsupported = kind
+        if kind is not None:
             step.reason = reason
             plan.decisions.append(Decision(layer.name, "dla_support", "unsupported", reason))
 
@@ -47,17 +47,18 @@ def place(plan) -> None:
             step.device = "gpu"
         return
     for step in plan.steps:
-        if step.dla_ok:
+        if step.dla_unsupported is None:
             step.device = "dla"
             continue
         layer = step.members[0]
         if not plan.gpu_fallback:
-            hint = REWRITES.get(layer.op)
+            # the known rewrite of an op the DLA lacks; a parameter rule (dla_support.py) says its own remedy
+            hint = REWRITES.get(layer.op) if step.dla_unsupported is FallbackKind.UNSUPPORTED_OP else None
             raise BuildError(f"layer {layer.name!r} ({layer.op}) is not supported on DLA: {step.reason}; "
                              f"GPU fallback is off (gpu_fallback=False; trtexec: no --allowGPUFallback)"
-                             + (f"; {hint}" if hint and hint not in step.reason else ""))
+                             + (f"; {hint}" if hint else ""))
         step.device = "gpu"
-        plan.fallback.append({"name": layer.name, "op": layer.op, "reason": step.reason})
+        plan.fallback.append(Fallback(layer.name, layer.op, step.reason, step.dla_unsupported))
         plan.decisions.append(Decision(layer.name, "place", "gpu fallback", step.reason))
 
 
