@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, fields
 from .cost import CostParts
 from .cost.peaks import DevicePeak
 from .plan import Decision, Fallback
-from .cost.peaks import DevicePeak
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ import io
 from dataclasses import dataclass, field, replace
 
 from ..errors import DlasimError
-from ..hardware import hardware
 from ..report import Estimate, throughput_qps
 from .advice import advise, speedup_after
 from .classify import findings
@@ -139,7 +138,7 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
     if len(values) < 2:
         raise DlasimError(f"compare: give at least two values for {key}")
     base = Config.load(model, hw, opts)
-    cfgs = [replace(base, hw=hardware(v)) if key == "hw" else
+    cfgs = [base.on(v) if key == "hw" else
             Config.load(v, hw, opts) if key == "model" else
             replace(base, opts={**base.opts, key: int(v) if key == "batch" else v}) for v in values]
     labels = [_label(key, v) for v in values]

@@ -1,7 +1,10 @@
-"""A network on a platform with estimate options, and what the cause attribution hands the advisors."""
+"""A network on a platform with estimate options, and what the cause attribution hands the advisors.
+
+This is where the explain layer loads its inputs (the model through dlasim.api, the platform through
+dlasim.hardware, once per configuration); the modules after it read the Estimate records only."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import api
 from ..errors import DlasimError
@@ -31,6 +34,10 @@ class Config:
         o = {**DEFAULTS, **{k: v for k, v in opts.items() if v is not None}}
         g = api.load(model, shapes=o.pop("shapes"), batch=o["batch"])
         return cls(g, hardware(hw), o)
+
+    def on(self, hw) -> "Config":
+        """The same network and options on another platform (a name, NAME:MODE, a spec path or a Platform)."""
+        return replace(self, hw=hardware(hw))
 
     def estimate(self, label: str = "", graph: Graph | None = None, **change) -> Estimate:
         return api.estimate(graph or self.graph, self.hw, label=label, **{**self.opts, **change})
