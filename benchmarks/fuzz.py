@@ -153,7 +153,7 @@ def _run_case(case: dict) -> tuple[str, str]:
             return "rejected", ""
         if abs(sum(s.time_ms for s in e.steps) - e.total_ms) > 1e-9 * max(1.0, e.total_ms):
             return "crash", f"steps do not sum to the total: {plan} {cfg}"
-        if any(not f["reason"] for f in e.fallback):
+        if any(not f.reason for f in e.fallback):
             return "crash", f"fallback without a reason: {plan} {cfg}"
         return "accepted", ""
     out, err = io.StringIO(), io.StringIO()

@@ -35,7 +35,7 @@ def step_table_html(e) -> str:
              f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>",
              f"<tfoot><tr><td colspan='{len(_COLUMNS)}'>total {e.total_ms:.4f} ms ({kinds})</td></tr></tfoot></table>"]
     if e.fallback:
-        items = "".join(f"<li>{escape(f['name'])} ({escape(f['op'])}): {escape(f['reason'])}</li>"
+        items = "".join(f"<li>{escape(f.name)} ({escape(f.op)}): {escape(f.reason)}</li>"
                         for f in e.fallback)
         parts.append(f"<details><summary>{len(e.fallback)} GPU fallback layers</summary><ul>{items}</ul></details>")
     if e.warnings:

@@ -6,12 +6,59 @@ a reformat copy, a GPU<->DLA transition, or a fixed overhead such as a DLA loada
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from .hardware import Platform
 from .ir import Graph, Layer, Tensor
 
 ANCHOR_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # ops that set a fused step's cost
 LUT_OPS = frozenset({"Sigmoid", "Tanh"})     # the DLA SDP runs them through its LUT (reference/dla.md s1.3)
+
+
+class FallbackKind(str, Enum):
+    """Why a layer of a DLA build runs on the GPU, decided where the pass decides it (the reason text beside
+    it is for people)."""
+    UNKNOWN_OP = "unknown_op"                  # an operator dlasim does not know (passes/dla_support.py)
+    UNSUPPORTED_OP = "unsupported_op"          # not a DLA layer (the spec's [dla.support] ops)
+    UNSUPPORTED_PARAMS = "unsupported_params"  # a DLA layer whose shapes, attributes or batch the DLA cannot run
+    LOADABLE_LIMIT = "loadable_limit"          # past the loadables one DLA core holds (passes/partition.py)
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """A layer of a DLA build that runs on the GPU: its name and op, the kind of reason and the reason."""
+    name: str
+    op: str
+    reason: str
+    kind: FallbackKind
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "op": self.op, "reason": self.reason, "kind": self.kind.value}
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """What a reformat or transition step copies (passes/reformat.py): the formats, each (precision, layout),
+    the bytes read and written (channels padded per layout), and the devices it copies between ("host": the
+    network's own inputs and outputs)."""
+    src: tuple[str, str]
+    dst: tuple[str, str]
+    bytes_read: int
+    bytes_written: int
+    from_device: str
+    to_device: str
+
+    @property
+    def touches_dla(self) -> bool:
+        return "dla" in (self.from_device, self.to_device)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelPair:
+    """One half of two GPU layers that TensorRT runs as one kernel (passes/fuse.py pair_kernels): the fused
+    kernel ("DepSep": INT8 depthwise + pointwise conv; "ConvActPool": INT8 conv + pooling) and the other step."""
+    kernel: str
+    partner: str
 
 
 @dataclass(slots=True)
@@ -26,7 +73,17 @@ class Step:
     outputs: list[Tensor] = field(default_factory=list)  # activations written for other steps
     subgraph: int = -1           # DLA loadable index, -1 on the GPU
     reason: str = ""             # why this device / precision, when it is not the requested one
-    attrs: dict = field(default_factory=dict)             # reformat formats and bytes, flags
+    # facts the passes decide and later passes and the cost model read
+    dla_unsupported: FallbackKind | None = None   # DLA builds: why the DLA cannot run members[0] (None: it can)
+    precision_unsupported: bool = False       # runs wider than requested: no kernel for the op (passes/place.py)
+    simt: bool = False                        # FP32 image-input conv on the CUDA cores (passes/place.py)
+    qdq: tuple[str, str] | None = None        # a Q/DQ left as a copy: (precision in, precision out) (passes/qdq.py)
+    copy: Copy | None = None                  # reformat and transition steps (passes/reformat.py)
+    fused_pool: Layer | None = None           # DLA: the pooling layer the PDP runs after the conv (passes/fuse.py)
+    horizontal_k: int = 0                     # GPU: output channels of horizontally fused convs, 0 if none
+    copied_inputs: tuple[str, ...] = ()       # GPU Concat: the inputs copied in, not written in place
+    output_on_chip: KernelPair | None = None  # the output goes on chip to the partner (one kernel with it)
+    input_on_chip: KernelPair | None = None   # the input comes on chip from the partner (one kernel with it)
     # (kernel, stride, pads, dilation) of members[0] when it is a Conv/ConvTranspose, parsed once by the fold
     # pass (ops.conv_params) and read by the DLA rules and the cost model. A Step lives for one build over an
     # unchanging graph, so this never goes stale; it describes members[0] only (fusion appends members).
@@ -48,8 +105,9 @@ class Step:
         return self.members[0] if self.members else None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
+    """What a pass decided about a layer or step, and why (frozen: estimates share their plan's)."""
     layer: str
     pass_name: str
     action: str
@@ -69,11 +127,15 @@ class Plan:
     dla_core: int
     steps: list[Step] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
-    fallback: list[dict] = field(default_factory=list)
+    fallback: list[Fallback] = field(default_factory=list)
     dla_subgraphs: int = 0
     transitions: int = 0
     io_formats: dict = field(default_factory=dict)
     alias: dict[str, str] = field(default_factory=dict)   # folded tensor -> the tensor it stands for
+    # what the report gives the explain layer besides the costs (simulate.py report_facts: per step facts, the
+    # device peaks): made once per plan (a cached plan is estimated again and again), never copied
+    # (dataclasses.replace, e.g. with another platform, resets it)
+    report_facts: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def resolve(self, tensor: str) -> str:
         """The tensor a name stands for after no-op layers were folded away."""

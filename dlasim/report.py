@@ -12,6 +12,30 @@ import json
 import operator
 from dataclasses import dataclass, field, fields
 
+from .cost import CostParts
+from .cost.peaks import DevicePeak
+from .plan import Decision, Fallback
+
+
+@dataclass(frozen=True, slots=True)
+class CopyRow:
+    """A copy the build inserted at an engine or subgraph boundary (passes/reformat.py): the tensor it copies
+    and its formats, each (precision, layout)."""
+    tensor: str
+    src: tuple[str, str]
+    dst: tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ConvChannels:
+    """The channels of a step's convolution-like anchor layer (its own: not the sum of a horizontal fusion):
+    input C, output K, groups, and on the GPU the tensor-core alignment of the input channels per group,
+    padded / real (cost/gpu.py padded_channels; 1 on the DLA)."""
+    c: int
+    k: int
+    groups: int
+    align: float = 1.0
+
 
 @dataclass(slots=True)
 class StepRow:
@@ -30,10 +54,15 @@ class StepRow:
     overhead_ms: float = 0.0
     subgraph: int = -1
     reason: str = ""
-    parts: dict = field(default_factory=dict)
+    parts: CostParts = field(default_factory=CostParts)     # the cost model's pieces, in seconds
+    # what the explain layer reads besides the cost parts (simulate.py); not in the JSON
+    copy: CopyRow | None = None          # reformat/transition steps at a boundary (not a Q/DQ left as a copy)
+    conv: ConvChannels | None = None     # layer steps anchored by a Conv/ConvTranspose/Gemm/MatMul
+    kernel_floor_ms: float = 0.0         # GPU layer steps: the floor of the kernel class plus the launch
 
 
-_ROW_FIELDS = tuple(f.name for f in fields(StepRow))
+NOT_IN_JSON = ("copy", "conv", "kernel_floor_ms")
+_ROW_FIELDS = tuple(f.name for f in fields(StepRow) if f.name not in NOT_IN_JSON)
 _row_values = operator.attrgetter(*_ROW_FIELDS)
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})     # copy.deepcopy returns these as they are
 
@@ -49,10 +78,13 @@ def _copied(value):
 
 
 def _row_dict(row: StepRow, parts: bool) -> dict:
-    """asdict(row), without "parts" unless asked; built directly, because asdict deep-copies every field
-    through a generic path and took longer than the estimate itself."""
+    """asdict(row), "parts" as the record's fields that differ from their defaults (CostParts.to_dict), and
+    without it unless asked; built directly, because asdict deep-copies every field through a generic path
+    and took longer than the estimate itself."""
     d = dict(zip(_ROW_FIELDS, _row_values(row)))
-    if not parts:
+    if parts:
+        d["parts"] = row.parts.to_dict()
+    else:
         del d["parts"]
     for name, value in d.items():
         if type(value) not in _IMMUTABLE:
@@ -70,20 +102,21 @@ class Estimate:
     sparsity: str
     total_ms: float
     steps: list[StepRow]
-    fallback: list[dict]
+    fallback: list[Fallback]
     dla_subgraphs: int
     transitions: int
     macs: int = 0
-    decisions: list[dict] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     label: str = ""
+    peaks: dict[str, DevicePeak] = field(default_factory=dict)    # "dla" / "gpu" -> its peaks (not in the JSON)
 
     def to_dict(self, parts: bool = False) -> dict:
         steps = [_row_dict(s, parts) for s in self.steps]
         return {"model": self.model, "hardware": self.hardware, "device": self.device,
                 "precision": self.precision, "batch": self.batch, "sparsity": self.sparsity,
                 "total_ms": self.total_ms, "throughput_qps": throughput_qps(self.batch, self.total_ms),
-                "macs": self.macs, "steps": steps, "fallback": self.fallback,
+                "macs": self.macs, "steps": steps, "fallback": [f.to_dict() for f in self.fallback],
                 "dla_subgraphs": self.dla_subgraphs, "transitions": self.transitions,
                 "warnings": self.warnings, "label": self.label}
 
@@ -140,19 +173,19 @@ def throughput_qps(batch: int, total_ms: float) -> float:
     return batch * 1e3 / total_ms if total_ms > 0 else 0.0
 
 
-def fallback_groups(fallback: list[dict]) -> list[tuple[str, list[dict]]]:
+def fallback_groups(fallback: list[Fallback]) -> list[tuple[str, list[Fallback]]]:
     """Fallback layers grouped by reason, the largest group first (ties: first seen first)."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[Fallback]] = {}
     for f in fallback:
-        groups.setdefault(f["reason"], []).append(f)
+        groups.setdefault(f.reason, []).append(f)
     return sorted(groups.items(), key=lambda kv: -len(kv[1]))
 
 
-def _names(items: list[dict], room: int) -> str:
+def _names(items: list[Fallback], room: int) -> str:
     """As many layer names as fit in `room` columns, then ', ... N more'."""
     out = ""
     for i, f in enumerate(items):
-        piece = ", " + f["name"] if out else _short(f["name"], room)
+        piece = ", " + f.name if out else _short(f.name, room)
         rest = len(items) - i - 1
         if out and len(out) + len(piece) + (len(f", ... {rest} more") if rest else 0) > room:
             return out + f", ... {len(items) - i} more"
@@ -160,13 +193,13 @@ def _names(items: list[dict], room: int) -> str:
     return out
 
 
-def fallback_lines(fallback: list[dict], width: int = 100, groups: int = 8) -> list[str]:
+def fallback_lines(fallback: list[Fallback], width: int = 100, groups: int = 8) -> list[str]:
     """The GPU fallback list grouped by reason, with counts, the ops and example names, within `width`."""
     import textwrap
     lines = []
     grouped = fallback_groups(fallback)
     for reason, items in grouped[:groups]:
-        ops = ", ".join(sorted({f["op"] for f in items}))
+        ops = ", ".join(sorted({f.op for f in items}))
         lines += textwrap.wrap(f"{len(items):>3} x {reason} ({ops})", width, initial_indent="  ",
                                subsequent_indent="        ", break_on_hyphens=False)
         lines.append("        " + _names(items, max(20, width - 8)))

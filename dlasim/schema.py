@@ -14,6 +14,8 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .plan import FallbackKind
+
 # The stable cause codes (docs/DESIGN.md, "Cause vocabulary"). explain / compare use the first group;
 # explain --measured adds "ok" (prediction within tolerance) and "unmatched" (no counterpart on one side).
 CAUSE_CODES = ("reformat", "transition", "fallback", "overhead", "memory_bound", "compute_bound", "cbuf_refetch",
@@ -43,13 +45,17 @@ class Step(_Doc):
     overhead_ms: float
     subgraph: int = Field(description="DLA loadable index, -1 on the GPU")
     reason: str = Field(description="why this device or precision, when not the requested one")
-    parts: Optional[dict] = Field(default=None, description="cost details (API to_dict(parts=True) only)")
+    parts: Optional[dict] = Field(default=None, description="cost details: the fields of the step's CostParts "
+                                  "(dlasim/cost) that differ from their defaults, times in seconds "
+                                  "(API to_dict(parts=True) only)")
 
 
 class Fallback(_Doc):
     name: str
     op: str
-    reason: str
+    reason: str = Field(description="why, for people")
+    kind: Literal[tuple(k.value for k in FallbackKind)] = Field(
+        description="why, for scripts (dlasim/plan.py FallbackKind)")
 
 
 class EstimateBody(_Doc):

@@ -4,24 +4,31 @@ from __future__ import annotations
 from collections import Counter
 
 from .cost import cost_step
-from .plan import Plan
-from .report import Estimate, StepRow
+from .cost.geometry import conv_shape
+from .cost.gpu import padded_channels, step_kernel_floor
+from .cost.peaks import device_peaks
+from .plan import ANCHOR_OPS, Plan, Step
+from .report import ConvChannels, CopyRow, Estimate, StepRow
 
 
 def estimate_plan(plan: Plan, label: str = "") -> Estimate:
     rows: list[StepRow] = []
     total = 0.0
     unmodelled = []
-    for step in plan.steps:
+    if plan.report_facts is None:
+        plan.report_facts = ([step_facts(step, plan) for step in plan.steps], device_peaks(plan.platform))
+    facts, peaks = plan.report_facts
+    for i, step in enumerate(plan.steps):
         c = cost_step(step, plan)
         t = c.total_s * 1e3
         total += t
         parts = c.parts
-        if parts and parts.get("unmodelled"):
+        if parts.unmodelled:
             unmodelled.append(step.name)
         rows.append(StepRow(step.name, step.kind, step.op, step.device, step.precision, t, c.bound,
                             [l.name for l in step.members], c.macs, c.bytes, c.compute_s * 1e3,
-                            c.memory_s * 1e3, c.overhead_s * 1e3, step.subgraph, step.reason, parts))
+                            c.memory_s * 1e3, c.overhead_s * 1e3, step.subgraph, step.reason, parts,
+                            *facts[i]))
     warnings = []
     if unmodelled:
         warnings.append(f"{len(unmodelled)} layer(s) with operators dlasim does not model were costed "
@@ -35,19 +42,18 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
     g = plan.graph
     return Estimate(model=g.name, hardware=plan.platform.label, device=plan.device, precision=plan.precision,
                     batch=plan.batch, sparsity=plan.sparsity, total_ms=total, steps=rows,
-                    fallback=[dict(f) for f in plan.fallback], dla_subgraphs=plan.dla_subgraphs,
+                    fallback=list(plan.fallback), dla_subgraphs=plan.dla_subgraphs,
                     transitions=plan.transitions, macs=g.macs,
-                    decisions=[{"layer": d.layer, "pass": d.pass_name, "action": d.action, "reason": d.reason}
-                               for d in plan.decisions],
-                    warnings=warnings, label=label)
+                    decisions=list(plan.decisions),
+                    warnings=warnings, label=label, peaks=peaks)
 
 
 def _sparse_warning(sparsity: str, rows: list[StepRow]) -> list[str]:
     """A warning when --sparsity cannot take effect: no layer runs 2:4 sparse weights (why, most common first)."""
     convs = [r for r in rows if r.kind == "layer" and r.macs]
-    if not convs or any(r.parts.get("sparse") == "used" for r in convs):
+    if not convs or any(r.parts.sparse == "used" for r in convs):
         return []
-    why = Counter(r.parts.get("sparse_reason") or "not costed with 2:4 weights" for r in convs)
+    why = Counter(r.parts.sparse_reason or "not costed with 2:4 weights" for r in convs)
     top = "; ".join(f"{w} ({n})" for w, n in why.most_common(3))
     return [f"--sparsity={sparsity} has no effect: none of the {len(convs)} layers with MACs runs 2:4 sparse "
             f"weights ({top})"]
@@ -67,3 +73,28 @@ def _option_warnings(plan: Plan, rows: list[StepRow]) -> list[str]:
                 out.append(f"{flag}={','.join(fmts)} on an {plan.precision.upper()} engine: INT8 I/O does not make "
                            f"the engine INT8; the {side} are converted by reformat copies (add --int8)")
     return out
+
+
+def step_facts(step: Step, plan: Plan) -> tuple:
+    """(copy, conv, kernel_floor_ms) of a report row (StepRow): the boundary copy a reformat/transition step
+    makes (not a Q/DQ left as a copy), the channels of a layer step's conv-like anchor, and on the GPU the
+    floor of its kernel class plus the launch (cost/gpu.py step_kernel_floor)."""
+    if step.kind != "layer":
+        copy = step.copy
+        return (CopyRow(step.inputs[0].name, copy.src, copy.dst) if copy is not None and step.qdq is None
+                else None), None, 0.0
+    gpu = plan.platform.gpu
+    floor = (step_kernel_floor(step, plan.graph, gpu) + gpu.launch_overhead_s) * 1e3 if step.device == "gpu" else 0.0
+    return None, conv_channels(step, plan), floor
+
+
+def conv_channels(step: Step, plan: Plan) -> ConvChannels | None:
+    """The channels of the step's Conv/ConvTranspose/Gemm/MatMul anchor (cost/geometry.py conv_shape of the layer
+    alone), with the GPU's tensor-core alignment of the input channels per group (cost/gpu.py padded_channels)."""
+    a = step.anchor
+    if a is None or a.op not in ANCHOR_OPS:
+        return None
+    cs = conv_shape(a, plan.graph, step.conv if a is step.members[0] else None)
+    cg = cs.c // cs.groups
+    align = padded_channels(cg, step.precision) / cg if step.device == "gpu" and cg else 1.0
+    return ConvChannels(cs.c, cs.k, cs.groups, align)

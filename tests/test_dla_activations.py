@@ -68,8 +68,8 @@ def test_silu_costs_a_lut_pass_and_a_multiply_pass_that_reads_x_back():
     assert sum(x.bytes for x in s) - sum(x.bytes for x in r) == 5 * FMAP
     assert silu.total_ms - relu.total_ms == pytest.approx(sig.time_ms + mul.time_ms)
     assert silu.total_ms > 1.3 * relu.total_ms
-    why = [d for d in silu.decisions if d["layer"] == "act.mul" and d["pass"] == "fuse"]
-    assert why and "second operand only from memory" in why[0]["reason"] and "LUT" in why[0]["reason"]
+    why = [d for d in silu.decisions if d.layer == "act.mul" and d.pass_name == "fuse"]
+    assert why and "second operand only from memory" in why[0].reason and "LUT" in why[0].reason
 
 
 def test_silu_on_orin_int8_keeps_the_conv_int8_and_runs_the_lut_in_fp16():
@@ -84,7 +84,7 @@ def test_hardswish_built_from_clip_and_mul_reads_x_twice_in_one_pass():
     relu = _layers(dlasim.estimate(_net("relu"), XAVIER, **IO16))
     est = dlasim.estimate(_net("hardswish"), XAVIER, **IO16)
     hs = _layers(est)
-    why = next(d["reason"] for d in est.decisions if d["layer"] == "hs.mul" and d["pass"] == "fuse")
+    why = next(d.reason for d in est.decisions if d.layer == "hs.mul" and d.pass_name == "fuse")
     assert "second operand only from memory" in why and "LUT" not in why
     assert [x.name for x in hs] == ["c1 + bn", "hs.add + hs.clip + hs.mul + hs.scale", "c2"]
     # conv writes x; one SDP pass reads x as its stream and again as the multiply's operand, writes y
@@ -107,8 +107,8 @@ def test_gelu_from_elementwise_ops_needs_passes_around_its_tanh():
 @pytest.mark.parametrize("op", ["Mish", "HardSwish", "Gelu", "Swish"])
 def test_single_op_activations_fall_back_to_the_gpu(hw, op):
     e = dlasim.estimate(_net(op), hw, device="dla", precision="fp16")
-    assert [f["name"] for f in e.fallback] == ["act"]
-    assert "not supported on DLA" in e.fallback[0]["reason"]
+    assert [f.name for f in e.fallback] == ["act"]
+    assert "not supported on DLA" in e.fallback[0].reason
 
 
 def test_gpu_still_fuses_silu_into_the_conv_epilogue():

@@ -59,7 +59,7 @@ def test_estimates_on_gpu_and_dla_with_fallback(exported, capsys, name, hw, devi
     d = json.loads(capsys.readouterr().out)
     assert d["total_ms"] > 0
     for f in d["fallback"]:
-        assert f["reason"]                      # every fallback says why
+        assert f["reason"] and f["kind"]     # every fallback says why, in words and as a kind
     if device == "gpu":
         assert d["dla_subgraphs"] == 0 and all(s["device"] == "gpu" for s in d["steps"])
 
@@ -68,7 +68,7 @@ def test_vit_attention_matmuls_run_on_the_gpu_of_an_orin_dla_engine(exported):
     """MatMul of two activations (attention's Q.K^T and P.V) has no DLA form (dla.md s6.2 MatMul row):
     those layers fall back, each with that reason."""
     e = dlasim.estimate(str(exported["tv_vit_b_16"]), "orin-agx", device="dla", precision="int8")
-    mm = [f for f in e.fallback if f["op"] == "MatMul" and "two activations" in f["reason"]]
+    mm = [f for f in e.fallback if f.op == "MatMul" and "two activations" in f.reason]
     assert len(mm) == 24                         # 12 blocks x (Q.K^T, P.V)
 
 

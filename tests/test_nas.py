@@ -115,8 +115,8 @@ def test_fallback_choice_changes_placement_in_both(tiny_table):
     island = relu.copy()
     island[sp.column("s1.b0.act")] = 1                       # HardSwish in one block: a GPU island
     e0, e1 = full(sp, relu), full(sp, island)
-    assert not any(f["op"] == "HardSwish" for f in e0.fallback)
-    assert {f["name"] for f in e1.fallback if f["op"] == "HardSwish"} == {"u3.expand.act", "u3.dw.act"}
+    assert not any(f.op == "HardSwish" for f in e0.fallback)
+    assert {f.name for f in e1.fallback if f.op == "HardSwish"} == {"u3.expand.act", "u3.dw.act"}
     assert e1.dla_subgraphs > e0.dla_subgraphs
     n0, n1 = tiny_table.loadables(np.vstack([relu, island]))
     assert (n0, n1) == (e0.dla_subgraphs, e1.dla_subgraphs)
@@ -133,7 +133,7 @@ def test_loadable_limit_is_carried_along_the_chain():
     X[:, [sp.column("s0.depth"), sp.column("s1.depth")]] = 1
     ref = [full(sp, r, hw=small) for r in X]
     assert all(e.dla_subgraphs == 3 for e in ref)
-    assert all(any("past the 3th DLA loadable" in f["reason"] for f in e.fallback) for e in ref)
+    assert all(any("past the 3th DLA loadable" in f.reason for f in e.fallback) for e in ref)
     assert (tab.loadables(X) > 3).all()
     pred, exact = tab.predict(X, flags=True)
     ok = np.array([e.total_ms for e in ref])

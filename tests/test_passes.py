@@ -8,6 +8,7 @@ from dlasim import GraphBuilder
 from dlasim.errors import BuildError, DlasimError
 from dlasim.passes import build_plan
 from dlasim.passes.dla_support import cbuf_banks_needed
+from dlasim.plan import Fallback, FallbackKind, KernelPair
 
 ROOT = Path(__file__).resolve().parents[1]
 XAVIER = dlasim.hardware("xavier-agx")
@@ -120,7 +121,7 @@ def test_fp32_image_conv_on_a_tf32_gpu_runs_simt_in_linear_then_reformats():
     g = dlasim.load("zoo:resnet18")
     e = dlasim.estimate(g, "a100", device="gpu", precision="fp32", batch=32)
     conv1 = next(r for r in e.steps if r.name.startswith("conv1"))
-    assert conv1.parts.get("kernel") == "simt"
+    assert conv1.parts.simt
     a100 = dlasim.hardware("a100").gpu
     macs = 32 * 112 * 112 * 64 * 3 * 49
     assert conv1.compute_ms == pytest.approx(
@@ -129,7 +130,7 @@ def test_fp32_image_conv_on_a_tf32_gpu_runs_simt_in_linear_then_reformats():
     assert copies == ["maxpool reformat (fp32:linear -> fp32:hwc)"]
     ex = dlasim.estimate(g, XAVIER, device="gpu", precision="fp32")
     assert not any(r.kind == "reformat" for r in ex.steps)
-    assert "kernel" not in next(r for r in ex.steps if r.name.startswith("conv1")).parts
+    assert not next(r for r in ex.steps if r.name.startswith("conv1")).parts.simt
 
 
 def test_dla_conv_then_pool_runs_fused_in_pdp():
@@ -138,7 +139,7 @@ def test_dla_conv_then_pool_runs_fused_in_pdp():
     g = b.build([b.maxpool(b.relu(b.conv(x, 32, 3)), 2)])
     steps = [s for s in plan(g).steps if s.kind == "layer"]
     assert len(steps) == 1 and steps[0].layers == ["conv", "relu", "maxpool"]
-    assert steps[0].attrs.get("fused_pool") is not None
+    assert steps[0].fused_pool is not None and steps[0].fused_pool.op == "MaxPool"
 
 
 def test_fallback_reason_for_mish_and_two_transitions():
@@ -147,7 +148,7 @@ def test_fallback_reason_for_mish_and_two_transitions():
     y = b.mish(b.conv(x, 16, 3, name="c1"), name="m")
     g = b.build([b.conv(y, 16, 3, name="c2")])
     p = plan(g)
-    assert p.fallback == [{"name": "m", "op": "Mish", "reason": "Mish is not supported on DLA v1"}]
+    assert p.fallback == [Fallback("m", "Mish", "Mish is not supported on DLA v1", FallbackKind.UNSUPPORTED_OP)]
     assert p.dla_subgraphs == 2 and p.transitions == 2
     assert [s.kind for s in p.steps].count("transition") == 2
 
@@ -161,24 +162,24 @@ def test_conv_parameter_limits(attrs, reason):
     b = GraphBuilder("t")
     x = b.input("x", (1, 8, 64, 64))
     g = b.build([b.conv(x, 8, **attrs)])
-    assert plan(g).fallback[0]["reason"] == reason
+    assert plan(g).fallback[0].reason == reason
 
 
 def test_concat_on_width_falls_back():
     b = GraphBuilder("t")
     x = b.input("x", (1, 8, 8, 8))
     g = b.build([b.concat([b.relu(x), b.sigmoid(x)], axis=3)])
-    assert plan(g).fallback[0]["reason"] == "concat axis is not channels"
+    assert plan(g).fallback[0].reason == "concat axis is not channels"
 
 
 def test_pool_window_limit_and_softmax_only_on_orin():
     b = GraphBuilder("t")
     x = b.input("x", (1, 8, 32, 32))
     g = b.build([b.softmax(b.maxpool(x, 13, 1, 6))])
-    reasons = {f["op"]: f["reason"] for f in plan(g).fallback}
+    reasons = {f.op: f.reason for f in plan(g).fallback}
     assert reasons["MaxPool"] == "pooling window 13 > 8"
     assert "Softmax" in reasons
-    assert "Softmax" not in {f["op"] for f in plan(g, ORIN).fallback}
+    assert "Softmax" not in {f.op for f in plan(g, ORIN).fallback}
 
 
 def test_cbuf_check_formula_and_rejection():
@@ -188,7 +189,7 @@ def test_cbuf_check_formula_and_rejection():
     b = GraphBuilder("t")
     x = b.input("x", (1, 1024, 8, 1024))
     g = b.build([b.conv(x, 16, 3)])
-    assert plan(g).fallback[0]["reason"].startswith("CBUF check failed")
+    assert plan(g).fallback[0].reason.startswith("CBUF check failed")
 
 
 def test_matmul_constant_on_dla_dynamic_fails_without_fallback():
@@ -205,6 +206,20 @@ def test_matmul_constant_on_dla_dynamic_fails_without_fallback():
         plan(g, ORIN, gpu_fallback=False)
     msg = str(e.value)
     assert "'/MatMul' (MatMul)" in msg and "1x1 convolution with constant weights" in msg and "\n" not in msg
+    assert msg.count("1x1 convolution with constant weights") == 1             # said once, by the rule
+
+
+def test_parameter_fallback_has_its_kind_and_no_op_rewrite_hint():
+    # a constant-weight MatMul with 8200 output channels: the op is a DLA layer, its tensor is past the
+    # 8192 dimension limit (dla.md s3.2), so the rewrite into a 1x1 conv (the same limit) is not offered
+    b = GraphBuilder("wide")
+    g = b.build([b.matmul(b.input("a", (128, 1024)), b.const("w", (1024, 8200)), name="fc")])
+    assert plan(g, ORIN).fallback == [Fallback("fc", "MatMul", "tensor dimension 8200 > 8192",
+                                               FallbackKind.UNSUPPORTED_PARAMS)]
+    with pytest.raises(BuildError) as e:
+        plan(g, ORIN, gpu_fallback=False)
+    assert str(e.value).endswith("tensor dimension 8200 > 8192; GPU fallback is off (gpu_fallback=False; "
+                                 "trtexec: no --allowGPUFallback)")
 
 
 def test_loadable_limit_sends_later_regions_to_gpu():
@@ -214,7 +229,10 @@ def test_loadable_limit_sends_later_regions_to_gpu():
         y = b.mish(b.conv(y, 16, 3, name=f"c{i}"), name=f"m{i}")
     p = plan(b.build([y]))
     assert p.dla_subgraphs == 16
-    assert any("past the 16th DLA loadable" in f["reason"] for f in p.fallback)
+    limited = [f for f in p.fallback if f.kind is FallbackKind.LOADABLE_LIMIT]
+    assert {f.name for f in limited} == {"c16", "c17", "c18", "c19"}      # the Mish layers: unsupported_op
+    assert all("past the 16th DLA loadable" in f.reason for f in limited)
+    assert {f.kind for f in p.fallback} == {FallbackKind.UNSUPPORTED_OP, FallbackKind.LOADABLE_LIMIT}
     assert all(s.subgraph < 16 for s in p.steps)
 
 
@@ -223,9 +241,13 @@ def test_boundary_reformats_and_io_formats_remove_them():
     x = b.input("x", (1, 3, 32, 32))
     g = b.build([b.relu(b.conv(x, 16, 3))])
     p = plan(g, precision="int8")
-    kinds = [(s.kind, s.attrs.get("src"), s.attrs.get("dst")) for s in p.steps if s.kind == "reformat"]
-    assert kinds == [("reformat", ("fp32", "linear"), ("int8", "chw32")),
-                     ("reformat", ("int8", "chw32"), ("fp32", "linear"))]
+    kinds = [(s.kind, s.copy.src, s.copy.dst, s.copy.from_device, s.copy.to_device)
+             for s in p.steps if s.kind == "reformat"]
+    assert kinds == [("reformat", ("fp32", "linear"), ("int8", "chw32"), "host", "dla"),
+                     ("reformat", ("int8", "chw32"), ("fp32", "linear"), "dla", "host")]
+    # 1x3x32x32 FP32 linear in (12288 B); INT8 chw32 pads the 3 channels to 32 (32768 B)
+    first = next(s for s in p.steps if s.kind == "reformat")
+    assert (first.copy.bytes_read, first.copy.bytes_written) == (3 * 32 * 32 * 4, 32 * 32 * 32)
     p = plan(g, precision="int8", input_formats="int8:dla_hwc4", output_formats="int8:chw32")
     assert [s.kind for s in p.steps if s.kind == "reformat"] == []
     with pytest.raises(DlasimError):
@@ -238,8 +260,8 @@ def test_int8_sigmoid_runs_fp16_on_dla_with_reason():
     g = b.build([b.sigmoid(b.conv(x, 16, 3)), b.sigmoid(x, name="alone")])
     fused, alone = [s for s in plan(g, precision="int8").steps if s.kind == "layer"]
     assert fused.precision == "int8" and "INT8 Sigmoid runs in FP16" in fused.reason
-    assert fused.attrs["precision_unsupported"]
-    assert alone.precision == "fp16" and alone.attrs["precision_unsupported"]
+    assert fused.precision_unsupported
+    assert alone.precision == "fp16" and alone.precision_unsupported
 
 
 def test_gpu_device_puts_everything_on_gpu():
@@ -251,12 +273,29 @@ def test_googlenet_prototxt_one_subgraph_only_softmax_on_gpu():
     proto = ROOT / "validation" / "data" / "haxconn" / "prototxt" / "googlenet.prototxt"
     p = plan(dlasim.load(str(proto)))
     assert p.dla_subgraphs == 1
-    assert [f["op"] for f in p.fallback] == ["Softmax"]
+    assert [f.op for f in p.fallback] == ["Softmax"]
 
 
 def test_yolov4_mish_falls_back_with_transitions():
     p = plan(dlasim.load("zoo:yolov4"), gpu_fallback=True)
-    mish = [f for f in p.fallback if f["op"] == "Mish"]
-    assert mish and mish[0]["reason"] == "Mish is not supported on DLA v1"
+    mish = [f for f in p.fallback if f.op == "Mish"]
+    assert mish and mish[0].reason == "Mish is not supported on DLA v1"
     assert p.dla_subgraphs >= 2 and p.transitions >= 2
     assert max(s.subgraph for s in p.steps) < 16
+
+
+def test_gpu_kernel_pairs_link_both_halves_by_name():
+    # INT8 depthwise -> 1x1 conv (DepSep, CC >= 7.2) and INT8 conv -> pooling (ConvActPool): each half names
+    # the other and the kernel they form (passes/fuse.py pair_kernels); FP16 pairs nothing
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 28, 28))
+    y = b.conv(b.conv(x, 64, 3, groups=64, name="dw"), 128, 1, name="pw")
+    g = b.build([b.maxpool(b.conv(y, 128, 3, name="c"), 2, name="pool")])
+    steps = {s.name: s for s in plan(g, XAVIER, device="gpu", precision="int8", input_formats="int8:chw32",
+                                     output_formats="int8:chw32").steps if s.kind == "layer"}
+    assert steps["dw"].output_on_chip == KernelPair("DepSep", "pw") and steps["dw"].input_on_chip is None
+    assert steps["pw"].input_on_chip == KernelPair("DepSep", "dw") and steps["pw"].output_on_chip is None
+    assert steps["c"].output_on_chip == KernelPair("ConvActPool", "pool")
+    assert steps["pool"].input_on_chip == KernelPair("ConvActPool", "c")
+    fp16 = plan(g, XAVIER, device="gpu", precision="fp16").steps
+    assert all(s.output_on_chip is None and s.input_on_chip is None for s in fp16)

@@ -34,7 +34,7 @@ def test_any_valid_network_estimates_or_refuses_cleanly(plan, cfg):
     assert e.total_ms == pytest.approx(math.fsum(s.time_ms for s in e.steps), rel=1e-9, abs=1e-12)
     assert all(s.time_ms >= 0 for s in e.steps)
     for f in e.fallback:
-        assert f["reason"].strip(), f
+        assert f.reason.strip(), f
     if cfg["device"] == "gpu":
         assert not e.fallback
 

@@ -1,6 +1,8 @@
 """Reused results (plans by graph content, conv costs by layer facts) never go stale and never leak state."""
 from __future__ import annotations
 
+import pytest
+
 import dlasim
 from dlasim import zoo
 from dlasim.cost import dla as dla_cost
@@ -68,7 +70,7 @@ def test_cached_estimate_equals_uncached_and_results_are_independent():
     plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, "dla", "int8"))
     assert warm.to_dict(parts=True) == cold.to_dict(parts=True) == plain.to_dict(parts=True)
     # changing one result changes no later one (rows, parts, fallback are the caller's own)
-    warm.steps[1].parts["ideal_s"] = -1.0
+    warm.steps[1].parts.ideal_s = -1.0
     warm.steps[1].layers.append("x")
     again = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     assert again.to_dict(parts=True) == cold.to_dict(parts=True)
@@ -81,8 +83,10 @@ def test_fallback_records_are_copies():
     hw = dlasim.hardware("xavier-agx")
     e = dlasim.estimate(g, hw, device="dla", precision="fp16")
     assert e.fallback
-    e.fallback[0]["reason"] = "changed"
-    assert dlasim.estimate(g, hw, device="dla", precision="fp16").fallback[0]["reason"] != "changed"
+    with pytest.raises(AttributeError):                  # the records are frozen: shared, never changed
+        e.fallback[0].reason = "changed"
+    e.fallback.clear()                                   # the list is the caller's own
+    assert dlasim.estimate(g, hw, device="dla", precision="fp16").fallback
 
 
 def test_conv_cost_cache_is_bounded(monkeypatch):

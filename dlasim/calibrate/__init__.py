@@ -2,7 +2,7 @@
 
 - `params`: dotted spec parameters ("dla.mac_efficiency", "gpu.kernel_floor_s", ...), their priors and bounds;
 - `observations`: measured numbers and how to predict them (whole-network totals, groups of a measured profile
-  joined to predicted steps by dlasim.measured.join, or any function of the platform);
+  joined to predicted steps by dlasim.explainer.join.join, or any function of the platform);
 - `fitting`: bounded soft_l1 least squares on log(predicted / measured), with the identifiability checks;
 - `spec_patch`: the source TOML text with the fitted values and their source lines patched in;
 - `command`: `dlasim calibrate` from typed values (the CLI parses the arguments), and its terminal view.

@@ -19,7 +19,7 @@ def _observations(plat, models: list[str], profiles: list[str], layer_info: str 
     """Observations of every (model, profile) pair; also the devices seen, whether reformat rows were
     matched, and warnings about partial matches."""
     from ..api import build
-    from ..measured import load_profile, require_match
+    from ..explainer.measured import load_profile, require_match
     from ..trtexec import join_layer_info, parse_layer_info
     obs, devices, reformat_rows, warnings = [], set(), False, []
     for model, prof_path in zip(models, profiles):

@@ -57,11 +57,12 @@ def total_observation(plan, measured_ms: float, label: str, dataset: str = "") -
 
 def row_observations(plan, profile, split_dla: bool = True, layer_map: dict | None = None,
                      gpu_compute_ms: float | None = None, dataset: str = "") -> tuple[list[Observation], list]:
-    """One observation per group of measured rows matched to predicted steps (dlasim.measured.join).
+    """One observation per group of measured rows matched to predicted steps (dlasim.explainer.join.join).
 
     Groups with nothing measured or nothing predicted are left out; the groups are returned too.
     """
-    from ..measured import join, load_profile, measured_rows
+    from ..explainer.join import join
+    from ..explainer.measured import load_profile, measured_rows
     prof = load_profile(profile)
     rows, _ = measured_rows(prof, gpu_compute_ms)
     groups = join(plan, rows, split_dla=split_dla, layer_map=layer_map)

@@ -10,6 +10,7 @@ import math
 from ..hardware import Dla, DlaSupport
 from ..ir import Graph, Layer
 from ..ops import conv_params
+from ..plan import FallbackKind
 
 # Known rewrites that keep a layer on the DLA (reference/dla.md s4.1 reconstruction recipes; seeds 002, 003).
 REWRITES = {
@@ -43,8 +44,8 @@ def cbuf_banks_needed(c_in: int, kh: int, kw: int, w_in: int, dil_h: int, bpe: i
 
 
 def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
-                conv: tuple | None = None, supported: frozenset | None = None) -> tuple[bool, str]:
-    """(True, "") if TensorRT would place `layer` on the DLA, else (False, reason).
+                conv: tuple | None = None, supported: frozenset | None = None) -> tuple[FallbackKind | None, str]:
+    """(None, "") if TensorRT would place `layer` on the DLA, else (the kind of reason, the reason).
 
     `conv` (the layer's ops.conv_params, when the caller parsed them already) and `supported` (the rules'
     ops as a set, built once per build by the caller) only save work; they never change the answer.
@@ -52,9 +53,9 @@ def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
     rules: DlaSupport = dla.support
     op = layer.op
     if "unknown_op" in layer.flags:
-        return False, f"{op} is not a known operator (costed as a GPU layer, conservatively)"
+        return FallbackKind.UNKNOWN_OP, f"{op} is not a known operator (costed as a GPU layer, conservatively)"
     if op not in (rules.ops if supported is None else supported):
-        return False, f"{op} is not supported on DLA {dla.version}"
+        return FallbackKind.UNSUPPORTED_OP, f"{op} is not supported on DLA {dla.version}"
     tensors = g.tensors
     dim_max = rules.tensor_dim_max
     shapes = []                                              # outputs, then g.data_inputs(layer)
@@ -67,13 +68,17 @@ def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
     for s in shapes:
         # dimensions past the batch; max(s) first because it is cheaper and rarely over the limit
         if len(s) > 1 and max(s) > dim_max and max(s[1:]) > dim_max:
-            return False, f"tensor dimension {max(s[1:])} > {dim_max}"
+            return FallbackKind.UNSUPPORTED_PARAMS, f"tensor dimension {max(s[1:])} > {dim_max}"
     if out0 and out0[0] != batch:
-        return False, f"batch size {out0[0]} differs from the network's {batch} (one batch size per loadable)"
+        return (FallbackKind.UNSUPPORTED_PARAMS,
+                f"batch size {out0[0]} differs from the network's {batch} (one batch size per loadable)")
     if batch > rules.batch_max:
-        return False, f"batch {batch} > {rules.batch_max}"
+        return FallbackKind.UNSUPPORTED_PARAMS, f"batch {batch} > {rules.batch_max}"
     check = _CHECKS.get(op)
-    return check(g, layer, dla, precision, conv) if check else (True, "")
+    if check is None:
+        return None, ""
+    ok, why = check(g, layer, dla, precision, conv)     # the op's own rules: its parameters
+    return (None, "") if ok else (FallbackKind.UNSUPPORTED_PARAMS, why)
 
 
 def _conv(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:

@@ -7,7 +7,7 @@ At most `max_loadables_per_core` loadables fit one core (s3.1); later ones fall 
 """
 from __future__ import annotations
 
-from ..plan import Decision
+from ..plan import Decision, Fallback, FallbackKind
 
 
 def partition(plan) -> None:
@@ -26,7 +26,7 @@ def partition(plan) -> None:
                     step.device = "gpu"
                     step.reason = reason
                     for layer in step.members:
-                        plan.fallback.append({"name": layer.name, "op": layer.op, "reason": reason})
+                        plan.fallback.append(Fallback(layer.name, layer.op, reason, FallbackKind.LOADABLE_LIMIT))
                     plan.decisions.append(Decision(step.name, "partition", "gpu fallback", reason))
     for step, r in zip(steps, regions):
         step.subgraph = r

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..errors import BuildError
 from ..ops import QDQ          # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
-from ..plan import Decision
+from ..plan import Decision, Fallback, FallbackKind
+from ..precision import run_precision
 from .dla_support import REWRITES, check_layer
 
 # GPU ops TensorRT runs in INT8 when INT8 is enabled (convolutions, FC, pooling, pointwise, concat);
@@ -27,14 +28,14 @@ def check_dla_support(plan) -> None:
     dla = plan.platform.dla
     if dla is None:
         raise BuildError(f"{plan.platform.name} has no DLA; use device='gpu' (--device gpu)")
-    prec = "fp16" if plan.precision == "fp32" else ("int8" if plan.precision == "best" else plan.precision)
+    prec = run_precision("dla", plan.precision, dla.precisions)
     g, batch = plan.graph, plan.batch
     supported = frozenset(dla.support.ops)      # built once per build: a set lookup per layer, not a list scan
     for step in plan.steps:
         layer = step.members[0]
-        ok, reason = check_layer(g, layer, dla, prec, batch, step.conv, supported)
-        step.attrs["dla_ok"] = ok
-        if not ok:
+        kind, reason = check_layer(g, layer, dla, prec, batch, step.conv, supported)
+        step.dla_unsupported = kind
+        if kind is not None:
             step.reason = reason
             plan.decisions.append(Decision(layer.name, "dla_support", "unsupported", reason))
 
@@ -46,17 +47,18 @@ def place(plan) -> None:
             step.device = "gpu"
         return
     for step in plan.steps:
-        if step.attrs.get("dla_ok"):
+        if step.dla_unsupported is None:
             step.device = "dla"
             continue
         layer = step.members[0]
         if not plan.gpu_fallback:
-            hint = REWRITES.get(layer.op)
+            # the known rewrite of an op the DLA lacks; a parameter rule (dla_support.py) says its own remedy
+            hint = REWRITES.get(layer.op) if step.dla_unsupported is FallbackKind.UNSUPPORTED_OP else None
             raise BuildError(f"layer {layer.name!r} ({layer.op}) is not supported on DLA: {step.reason}; "
                              f"GPU fallback is off (gpu_fallback=False; trtexec: no --allowGPUFallback)"
-                             + (f"; {hint}" if hint and hint not in step.reason else ""))
+                             + (f"; {hint}" if hint else ""))
         step.device = "gpu"
-        plan.fallback.append({"name": layer.name, "op": layer.op, "reason": step.reason})
+        plan.fallback.append(Fallback(layer.name, layer.op, step.reason, step.dla_unsupported))
         plan.decisions.append(Decision(layer.name, "place", "gpu fallback", step.reason))
 
 
@@ -73,16 +75,14 @@ def assign_precision(plan) -> None:
     (SIMT) kernel in the linear format instead: the A100 FP32 ResNet-18 engine's first layer is
     `ampere_scudnn_128x64_relu_xregs_large_nn_v1` on "Row major linear FP32", every other conv an
     `..._tf32f32_...nhwckrsc_nhwc...` kernel (validation/data/trex/a100-resnet50/fp32/resnet.onnx.engine.graph.json;
-    gpu_tensorrt.md s5.3: the C=3 input needs a special first-layer kernel). attrs["simt"] marks it.
+    gpu_tensorrt.md s5.3: the C=3 input needs a special first-layer kernel). Step.simt marks it.
     """
     want = plan.precision
     dla = plan.platform.dla
     # read once per build, not per step
-    dla_p = "int8" if want in ("int8", "best") else "fp16"
-    if dla is not None and dla_p not in dla.precisions:
-        dla_p = dla.precisions[0]
+    dla_p = run_precision("dla", want, dla.precisions) if dla is not None else None
     dla_fp16_only = frozenset(dla.support.int8_fp16_only_ops) if dla is not None else frozenset()
-    gpu_p = "int8" if want == "best" else want
+    gpu_p = run_precision("gpu", want)
     tf32 = plan.platform.gpu is not None and plan.platform.gpu.tf32
     g = plan.graph
     for step in plan.steps:
@@ -106,10 +106,10 @@ def assign_precision(plan) -> None:
                     _mark_unsupported(plan, step, p)
         step.precision = p
         if p == "fp32" and step.device == "gpu" and tf32 and step.op == "Conv" and _image_conv(step, g):
-            step.attrs["simt"] = True
+            step.simt = True
 
 
 def _mark_unsupported(plan, step, precision: str) -> None:
     """The step runs in `precision`, not the requested one: flag it and record why."""
-    step.attrs["precision_unsupported"] = True
+    step.precision_unsupported = True
     plan.decisions.append(Decision(step.name, "precision", precision, step.reason))

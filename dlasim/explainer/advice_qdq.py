@@ -12,10 +12,11 @@ The advice is re-estimated like every other one (advice.py).
 """
 from __future__ import annotations
 
-from .advice import Change, Config, Findings, listed
-from .ir import Graph, Layer, Tensor
-from .passes.qdq import DQ, Q, QDQ_RULES
-from .report import Estimate
+from ..ir import Graph, Layer, Tensor
+from ..passes.qdq import DQ, Q, QDQ_RULES
+from ..report import Estimate
+from .config import Change, Config, Findings
+from .texts import listed
 
 ADD_OPS = frozenset({"Add", "Sum"})
 AVG_POOLS = frozenset({"GlobalAveragePool", "AveragePool"})
@@ -73,7 +74,7 @@ def quantize_residuals(g: Graph) -> tuple[Graph, list[str]]:
 
 def advise_qdq(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
     """An explicitly quantized network whose Q/DQ pairs became reformat copies (passes/qdq.py rule 5)."""
-    copies = [d["layer"] for d in est.decisions if d["pass"] == "qdq" and d["action"] == "explicit reformat"]
+    copies = [d.layer for d in est.decisions if d.pass_name == "qdq" and d.action == "explicit reformat"]
     if not copies:
         return []
     g, names = quantize_residuals(cfg.graph)
