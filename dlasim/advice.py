@@ -9,7 +9,7 @@ Rules and recipes (../shared/reference):
 - native I/O formats remove the boundary reformats (dla.md s3.4 "I/O formats on DLA"; DLA-SW FAQ item 3);
   an image input of <= 4 channels whose first layer is a convolution may be DLA_HWC4 (s3.4);
 - rewrites that keep fallback layers on the DLA (dla.md s4.1 operator support and reconstruction recipes,
-  passes/dla_support.REWRITES): Mish -> ReLU (seed 002), MatMul with a constant second operand = 1x1 conv,
+  hardware_specs/rules/rewrites.toml): Mish -> ReLU (seed 002), MatMul with a constant second operand = 1x1 conv,
   Group/InstanceNormalization -> BatchNormalization, GlobalAveragePool -> AveragePool (kernel <= the pooling
   window, jetson_dla_tutorial), a large stride-1 MaxPool -> cascaded 5x5 pools (SPPF identity);
 - fewer DLA islands also bring back layers that ran on the GPU only because a core holds at most 16 loadables
@@ -29,16 +29,14 @@ import re
 from dataclasses import dataclass, field
 
 from . import api, ops
+from .build_options import BuildOptions, io_formats
 from .errors import DlasimError
 from .hardware import Platform, hardware
 from .ir import Graph, Layer, Tensor
 from .passes.fold import FOLDABLE
-from .passes.reformat import parse_io_formats
 from .report import Estimate
 
 # estimate options of compare/explain and their defaults (those of dlasim.estimate); shared with causes.py:
-DEFAULTS = dict(device="dla", precision="fp16", batch=None, gpu_fallback=True, sparsity="disable", dla_core=0,
-                shapes=None, input_formats=None, output_formats=None)
 FIXED_KINDS = ("reformat", "transition", "overhead")     # step kinds that are not layers: copies and launches
 # a copy step's name, as passes/reformat.py writes it: "TENSOR reformat|transition (prec:fmt -> prec:fmt)"
 COPY_NAME = re.compile(r"^(.*) (reformat|transition) \((\w+):(\w+) -> (\w+):(\w+)\)$")
@@ -67,10 +65,7 @@ class Config:
     @classmethod
     def load(cls, model, hw, opts: dict) -> "Config":
         """Check the option names, fill in the defaults, load the model at the batch and shapes asked."""
-        unknown = set(opts) - set(DEFAULTS)
-        if unknown:
-            raise DlasimError(f"unknown option(s): {', '.join(sorted(unknown))} (known: {', '.join(DEFAULTS)})")
-        o = {**DEFAULTS, **{k: v for k, v in opts.items() if v is not None}}
+        o = BuildOptions.of(**opts).as_kwargs()
         g = api.load(model, shapes=o.pop("shapes"), batch=o["batch"])
         return cls(g, hardware(hw), o)
 
@@ -277,8 +272,8 @@ def advise_io_formats(cfg: Config, est: Estimate, found: Findings) -> list[Chang
         if m:
             copies.setdefault(m.group(1), (f"{m.group(3)}:{m.group(4)}", f"{m.group(5)}:{m.group(6)}"))
     g = cfg.graph
-    have_in = parse_io_formats(cfg.opts.get("input_formats"), "--inputIOFormats") or [("fp32", "linear")]
-    have_out = parse_io_formats(cfg.opts.get("output_formats"), "--outputIOFormats") or [("fp32", "linear")]
+    have_in = io_formats(cfg.opts.get("input_formats"), "--inputIOFormats") or [("fp32", "linear")]
+    have_out = io_formats(cfg.opts.get("output_formats"), "--outputIOFormats") or [("fp32", "linear")]
     ins, outs = [], []
     for i, t in enumerate(g.inputs):
         fmt = copies[t][1] if t in copies else ":".join(have_in[min(i, len(have_in) - 1)])
@@ -350,7 +345,7 @@ def _pick_big_pool(g: Graph, est: Estimate, hw: Platform) -> list[str]:
 
 
 # (change, which fallback layers it applies to, rewrite(graph, names), what to do): dla.md s4.1 recipes,
-# passes/dla_support.REWRITES, seeds 002 and 003
+# hardware_specs/rules/rewrites.toml, seeds 002 and 003
 DLA_REWRITES = (
     ("mish_to_relu", _pick_mish, lambda g, names: relu_for_mish(g),
      "replace Mish ({names} fall back) with ReLU or LeakyReLU (TAO force_relu; retrain) so the DLA is not split "

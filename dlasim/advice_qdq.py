@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .advice import Change, Config, Findings, listed
 from .ir import Graph, Layer, Tensor
+from .ops import MAC_OPS
 from .passes.qdq import DQ, Q, QDQ_RULES
 from .report import Estimate
 
@@ -26,7 +27,7 @@ def _conv_written(g: Graph, t: str) -> bool:
     p = g.producer(t)
     while p is not None and p.op in THROUGH:
         p = g.producer(p.inputs[0])
-    return p is not None and p.op in ("Conv", "ConvTranspose", "Gemm", "MatMul")
+    return p is not None and p.op in MAC_OPS
 
 
 def _reaches_q(g: Graph, t: str) -> bool:

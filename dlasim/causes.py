@@ -29,13 +29,13 @@ from .cost.gpu import padded_channels
 from .errors import DlasimError
 from .hardware import Platform, hardware
 from .ir import Graph
+from .ops import MAC_OPS
 from .report import Estimate, StepRow, throughput_qps
 
 VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw", "model")
 VARIED_ADVICE = {"batch": ("batch",), "precision": ("int8_weights",)}   # advice that would change the varied key
 OUTCOME_CODES = ("fallback", "precision_unsupported", "sparse_too_small", "sparse_ineligible")  # whole steps
 SPARSE_CODES = ("sparse_too_small", "sparse_ineligible")
-CONV_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 WHAT = {
     "reformat": "reformat copies (format or precision changes at engine and subgraph boundaries)",
     "transition": "GPU<->DLA hand-overs",
@@ -232,7 +232,7 @@ def _channel_align(row: StepRow, ctx: Expectation) -> float:
 
 def _conv(row: StepRow, ctx: Expectation) -> ConvShape | None:
     """Geometry of the step's convolution-like layer (the first in graph order), if it has one."""
-    layer = next((l for l in ctx.graph.layers if l.name in row.layers and l.op in CONV_OPS), None)
+    layer = next((l for l in ctx.graph.layers if l.name in row.layers and l.op in MAC_OPS), None)
     try:
         return conv_shape(layer, ctx.graph) if layer else None
     except (KeyError, IndexError, TypeError):

@@ -61,8 +61,9 @@ def _option_warnings(plan: Plan, rows: list[StepRow]) -> list[str]:
     if plan.precision == "fp32" and dla:
         out.append(f"precision fp32 cannot take effect on the DLA: it has no FP32; its {dla} layer(s) run FP16")
     if plan.precision not in ("int8", "best"):
-        for side, flag in (("inputs", "--inputIOFormats"), ("outputs", "--outputIOFormats")):
-            fmts = [f"{p}:{f}" for p, f in plan.io_formats.get(side, []) if p == "int8"]
+        for side, flag, io in (("inputs", "--inputIOFormats", plan.options.input_io),
+                               ("outputs", "--outputIOFormats", plan.options.output_io)):
+            fmts = [f"{p}:{f}" for p, f in io if p == "int8"]
             if fmts:
                 out.append(f"{flag}={','.join(fmts)} on an {plan.precision.upper()} engine: INT8 I/O does not make "
                            f"the engine INT8; the {side} are converted by reformat copies (add --int8)")
