@@ -9,8 +9,9 @@ copies. So a GPU build at FP16, INT8 or best is timed against the wider precisio
 and FP32 under INT8 and best) and the fastest is the engine, with a warning naming the precision it runs.
 
 dlasim times the wider engines only where the requested one spends more than
-`rules.RULES.reformat_share_min` of its time in reformat copies (hardware_specs/rules/precision.toml
-names the bound's source); below it they are not built. A network with Q/DQ layers is not timed against
+`rules.RULES.reformat_share_min` of its time in reformat copies, a search bound of dlasim's, not of
+TensorRT's (hardware_specs/rules/precision.toml says what it costs: a few A100 batch-1 engines whose FP32
+engine is about 1% faster keep their requested precision); below it the wider engines are not built. A network with Q/DQ layers is not timed against
 wider precisions: its Q/DQ layers set the precisions (passes/qdq.py). The time here is the cost model's,
 the same one the estimate reports, so the Engine carries the estimate of the Plan it keeps.
 """
