@@ -6,7 +6,7 @@ Each measurement runs a fresh interpreter (sys.executable) in DIR (default: this
 dlasim` finds DIR's package first; with several --root the checkouts are measured in turn, run by run, so
 that load from other processes falls on all of them alike. Prints, per checkout, the median over N runs of:
   - `python -X importtime -c "import dlasim"`: the cumulative import time the interpreter reports for the
-    package, and the same for `import dlasim.causes` (the package plus what `explain` and `compare` add),
+    package, and the same for `import dlasim.explainer.compare` (the package plus what `explain` and `compare` add),
     beside the CPU time of that import alone (time.process_time around it; other processes disturb it less);
   - the wall time and the CPU time (user + system, which other processes disturb less) of `python -c "import
     dlasim"` and of `python -m dlasim explain zoo:resnet50` (output discarded), interpreter start included.
@@ -56,8 +56,8 @@ def run_s(root: Path, *args: str) -> tuple[float, float]:
 MEASURES = [  # (label, what it reports, function of the checkout)
     ("import dlasim", "-X importtime cumulative / CPU",
      lambda root: (import_us(root, "dlasim") / 1e6, import_cpu_s(root, "dlasim"))),
-    ("import dlasim.causes", "-X importtime cumulative / CPU",
-     lambda root: (import_us(root, "dlasim.causes") / 1e6, import_cpu_s(root, "dlasim.causes"))),
+    ("import dlasim.explainer.compare", "-X importtime cumulative / CPU",
+     lambda root: (import_us(root, "dlasim.explainer.compare") / 1e6, import_cpu_s(root, "dlasim.explainer.compare"))),
     ("python -c 'import dlasim'", "wall / CPU", lambda root: run_s(root, "-c", "import dlasim")),
     ("dlasim explain zoo:resnet50", "wall / CPU", lambda root: run_s(root, "-m", "dlasim", "explain", "zoo:resnet50")),
 ]

@@ -48,7 +48,7 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **options):
     Returns a CompareResult: the estimates, the speedup first -> second, the gap to the ideal speedup split
     into causes, and advice. Raises DlasimError (one line).
     """
-    from .causes import compare as _compare
+    from .explainer.compare import compare as _compare
     return _compare(model, hw, vary or {}, **options)
 
 
@@ -61,5 +61,5 @@ def explain(model, hw="xavier-agx", **options):
     Returns an ExplainResult: the estimate, the ideal time and its basis, the causes (summing to predicted
     minus ideal) and re-estimated advice. Raises DlasimError (one line).
     """
-    from .causes import explain as _explain
+    from .explainer.waterfall import explain as _explain
     return _explain(model, hw, **options)

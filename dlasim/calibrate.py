@@ -5,7 +5,7 @@
   ranges: efficiencies (0.02, 1], times (0, 1 ms]. A parameter vector is applied with
   `model_copy(update=...)` on the sub-block, so nothing is read or written in the loop.
 - Observations are (predicted as a function of the platform, measured): whole-network totals, groups of
-  a measured profile joined to predicted steps (dlasim.measured.join), or any function of the platform
+  a measured profile joined to predicted steps (dlasim.explainer.join.join), or any function of the platform
   (e.g. a sparse/dense time ratio). Graphs are loaded and plans built once; only costing is repeated
   (`dataclasses.replace(plan, platform=...)`).
 - Residuals are log(predicted / measured); the loss is soft_l1; the fit runs in log-parameter space
@@ -178,11 +178,12 @@ def total_observation(plan, measured_ms: float, label: str, dataset: str = "") -
 
 def row_observations(plan, profile, split_dla: bool = True, layer_map: dict | None = None,
                      gpu_compute_ms: float | None = None, dataset: str = "") -> tuple[list[Observation], list]:
-    """One observation per group of measured rows matched to predicted steps (dlasim.measured.join).
+    """One observation per group of measured rows matched to predicted steps (dlasim.explainer.join.join).
 
     Groups with nothing measured or nothing predicted are left out; the groups are returned too.
     """
-    from .measured import join, load_profile, measured_rows
+    from .explainer.join import join
+    from .explainer.measured import load_profile, measured_rows
     prof = load_profile(profile)
     rows, _ = measured_rows(prof, gpu_compute_ms)
     groups = join(plan, rows, split_dla=split_dla, layer_map=layer_map)
@@ -504,7 +505,7 @@ def calibrate_cli(args) -> dict:
     """`dlasim calibrate --hw H --model M --profile P [...] -o OUT.toml`: fit, write OUT, return the result."""
     from .api import build
     from .trtexec import join_layer_info, parse_layer_info
-    from .measured import load_profile, require_match
+    from .explainer.measured import load_profile, require_match
     plat = hardware(args.hw)
     warnings: list[str] = []
     models, profiles = list(args.model), list(args.profile)

@@ -15,6 +15,31 @@ from .ops import MAC_OPS
 LUT_OPS = frozenset({"Sigmoid", "Tanh"})     # the DLA SDP runs them through its LUT (reference/dla.md s1.3)
 
 
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """What a reformat or transition step copies (passes/reformat.py): the formats, each (precision, layout),
+    the bytes read and written (channels padded per layout), and the devices it copies between ("host": the
+    network's own inputs and outputs)."""
+    src: tuple[str, str]
+    dst: tuple[str, str]
+    bytes_read: int
+    bytes_written: int
+    from_device: str
+    to_device: str
+
+    @property
+    def touches_dla(self) -> bool:
+        return "dla" in (self.from_device, self.to_device)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelPair:
+    """One half of two GPU layers that TensorRT runs as one kernel (passes/fuse.py pair_kernels): the fused
+    kernel ("DepSep": INT8 depthwise + pointwise conv; "ConvActPool": INT8 conv + pooling) and the other step."""
+    kernel: str
+    partner: str
+
+
 @dataclass(slots=True)
 class Step:
     name: str
@@ -27,7 +52,17 @@ class Step:
     outputs: list[Tensor] = field(default_factory=list)  # activations written for other steps
     subgraph: int = -1           # DLA loadable index, -1 on the GPU
     reason: str = ""             # why this device / precision, when it is not the requested one
-    attrs: dict = field(default_factory=dict)             # reformat formats and bytes, flags
+    # facts the passes decide and later passes and the cost model read
+    dla_ok: bool = False                      # the DLA can run members[0] (passes/place.py check_dla_support)
+    precision_unsupported: bool = False       # runs wider than requested: no kernel for the op (passes/place.py)
+    simt: bool = False                        # FP32 image-input conv on the CUDA cores (passes/place.py)
+    qdq: tuple[str, str] | None = None        # a Q/DQ left as a copy: (precision in, precision out) (passes/qdq.py)
+    copy: Copy | None = None                  # reformat and transition steps (passes/reformat.py)
+    fused_pool: Layer | None = None           # DLA: the pooling layer the PDP runs after the conv (passes/fuse.py)
+    horizontal_k: int = 0                     # GPU: output channels of horizontally fused convs, 0 if none
+    copied_inputs: tuple[str, ...] = ()       # GPU Concat: the inputs copied in, not written in place
+    output_on_chip: KernelPair | None = None  # the output goes on chip to the partner (one kernel with it)
+    input_on_chip: KernelPair | None = None   # the input comes on chip from the partner (one kernel with it)
     # (kernel, stride, pads, dilation) of members[0] when it is a Conv/ConvTranspose, parsed once by the fold
     # pass (ops.conv_params) and read by the DLA rules and the cost model. A Step lives for one build over an
     # unchanging graph, so this never goes stale; it describes members[0] only (fusion appends members).

@@ -50,7 +50,7 @@ def test_unknown_option_is_an_error_naming_it(call):
 
 
 def test_explain_measured_refuses_an_unknown_option():
-    from dlasim.measured import explain_measured
+    from dlasim.explainer.measured import explain_measured
     with pytest.raises(DlasimError, match=r"^unknown option 'precison'"):
         explain_measured("zoo:resnet18", "xavier-agx", "profile.json", precison="int8")
 

@@ -1,4 +1,4 @@
-"""explain --measured (dlasim.measured) and calibrate (dlasim.calibrate): joins, fits, spec writing."""
+"""explain --measured (dlasim.explainer.measured) and calibrate (dlasim.calibrate): joins, fits, spec writing."""
 import json
 import math
 import re
@@ -10,7 +10,7 @@ import dlasim
 from dlasim import calibrate as C
 from dlasim.cli import main
 from dlasim.errors import DlasimError
-from dlasim.measured import explain_measured, profile_from_rows
+from dlasim.explainer.measured import explain_measured, profile_from_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 HAX = ROOT / "validation" / "data" / "haxconn"

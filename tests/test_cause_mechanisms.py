@@ -7,7 +7,8 @@ import math
 import pytest
 
 import dlasim
-from dlasim import causes as C
+from dlasim.explainer import gap as C
+from dlasim.explainer.expectation import Expectation
 from dlasim.ir import GraphBuilder
 from dlasim.report import StepRow
 
@@ -15,7 +16,7 @@ from dlasim.report import StepRow
 def _ctx(device="gpu", precision="fp16", sparse=False, peak=1e12):
     b = GraphBuilder("empty")
     b.relu(b.input("input", (1, 8, 4, 4)))
-    return C.Expectation(b.build(), device, precision, sparse, peak)
+    return Expectation(b.build(), device, precision, sparse, peak)
 
 
 def _row(device="gpu", precision="fp16", time_ms=0.0, compute_ms=0.0, memory_ms=0.0, overhead_ms=0.0,

@@ -3,7 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dlasim.causes import match_steps
+from dlasim.explainer.match import match_steps
 from dlasim.cli import main
 from dlasim.report import StepRow
 
@@ -37,7 +37,8 @@ def test_match_steps_pairs_copies_by_tensor_and_kind():
 
 def test_import_pulls_neither_networkx_nor_scipy():
     # onnx and numpy too: only reading or writing an ONNX model (or fitting) needs them
-    code = ("import sys, dlasim, dlasim.causes, dlasim.cli; dlasim.estimate('zoo:resnet18'); "
+    code = ("import sys, dlasim, dlasim.explainer.compare, dlasim.explainer.waterfall, dlasim.cli; "
+            "dlasim.estimate('zoo:resnet18'); "
             "print(sorted(m for m in ('networkx', 'scipy', 'onnx', 'numpy') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -1,4 +1,4 @@
-"""explain / compare (dlasim/causes.py) and their advice (dlasim/advice.py): the seed stories end to end,
+"""explain / compare (dlasim/explainer/) and their advice (dlasim/explainer/advice.py): the seed stories end to end,
 cause sums and signs, re-estimated advice, JSON keys.
 
 Seeds (../shared/seeds): 000 DLA INT8 1x1 conv held back by reformats; 001 2:4 sparsity not faster for
@@ -13,8 +13,12 @@ import pytest
 
 import dlasim
 from dlasim import GraphBuilder
-from dlasim import advice as A
-from dlasim import causes as C
+from dlasim.explainer import advice as A
+from dlasim.explainer import rewrites as R
+from dlasim.explainer import texts as T
+from dlasim.explainer.classify import findings
+from dlasim.explainer.config import Config
+from dlasim.explainer.expectation import Expectation
 from dlasim.cli import main
 from dlasim.errors import DlasimError
 
@@ -113,9 +117,9 @@ def test_round_channels_is_reestimated_and_offered_only_if_it_pays():
     x = b.input("x", (8, 256, 64, 64))
     y = b.relu(b.conv(x, 288, kernel=3, name="conv288"), name="relu")
     g = b.build([b.conv(y, 512, kernel=3, name="head")])
-    cfg = A.Config.load(g, "a40", dict(device="gpu", precision="fp16", sparsity="force"))
+    cfg = Config.load(g, "a40", dict(device="gpu", precision="fp16", sparsity="force"))
     est = cfg.estimate()
-    found = C.findings(C.Expectation.of(cfg), est, [])
+    found = findings(Expectation.of(cfg), est, [])
     change = next(c for c in A.changes(cfg, est, found) if c.change == "round_channels")
     assert "conv288 (256->288)" in change.text                  # names the layer and its channel counts
     wide = change.graph
@@ -131,7 +135,7 @@ def test_round_channels_is_reestimated_and_offered_only_if_it_pays():
 
 def test_widen_channels_keeps_split_and_residual_widths_consistent():
     g = dlasim.load("zoo:yolov8l_backbone")
-    wide = A.widen_channels(g, A.sparse_width)
+    wide = R.widen_channels(g, R.sparse_width)
     assert wide is not None
     assert all(c >= 256 for l in wide.layers if l.op == "Conv" for c in wide.tensors[l.inputs[1]].shape[:1])
 
@@ -157,7 +161,7 @@ def test_seed002_yolov4_fallback_and_relu_fix():
 @pytest.mark.parametrize("act", ["mish", "mish_decomposed"])
 def test_mish_rewrite_is_reestimated(act):
     g = small_dla_net(act)
-    fixed = A.relu_for_mish(g)
+    fixed = R.relu_for_mish(g)
     assert [l.op for l in fixed.layers] == ["Conv", "Relu", "Conv"]
     r = dlasim.explain(g, "xavier-agx", device="dla", precision="fp16")
     item = next(a for a in r.advice if a["change"] == "mish_to_relu")
@@ -195,7 +199,7 @@ def test_dynamic_matmul_rewrite_moves_it_to_the_dla():
     r = dlasim.explain(g, "orin-agx", device="dla", precision="fp16")
     assert any(f["op"] == "MatMul" for f in r.estimate.fallback)
     item = next(a for a in r.advice if a["change"] == "matmul_to_conv")
-    fixed = A.constant_matmul(g, {"mm"})
+    fixed = R.constant_matmul(g, {"mm"})
     assert fixed.tensors[fixed.layer("mm").inputs[1]].const and "c2" not in {l.name for l in fixed.layers}
     assert item["predicted_ms"] == pytest.approx(dlasim.estimate(fixed, "orin-agx", device="dla").total_ms)
 
@@ -213,14 +217,14 @@ def test_norm_global_pool_and_large_pool_rewrites():
     r = dlasim.explain(g, "orin-agx", device="dla", precision="fp16")
     together = next(a for a in r.advice if a["change"] == "dla_rewrites")      # each alone adds islands
     assert all(n in together["text"] for n in ("inorm", "gap", "pool9"))
-    fixed = A.cascade_maxpool(A.avgpool_for_global(A.batchnorm_for_norms(g, {"inorm"}), {"gap"}), {"pool9"})
+    fixed = R.cascade_maxpool(R.avgpool_for_global(R.batchnorm_for_norms(g, {"inorm"}), {"gap"}), {"pool9"})
     e = dlasim.estimate(fixed, "orin-agx", device="dla", precision="fp16")
     assert e.fallback == [] and together["predicted_ms"] == pytest.approx(e.total_ms)
-    bn = A.batchnorm_for_norms(g, {"inorm"})
+    bn = R.batchnorm_for_norms(g, {"inorm"})
     assert bn.layer("inorm").op == "BatchNormalization"
-    gap = A.avgpool_for_global(g, {"gap"})
+    gap = R.avgpool_for_global(g, {"gap"})
     assert gap.layer("gap").attributes["kernel_shape"] == [8, 8]
-    cas = A.cascade_maxpool(g, {"pool9"})
+    cas = R.cascade_maxpool(g, {"pool9"})
     assert [l.name for l in cas.layers if l.op == "MaxPool"] == ["pool9.5x5_0", "pool9.5x5_1"]
     assert cas.tensors["pool9"].shape == g.tensors["pool9"].shape
 
@@ -279,7 +283,7 @@ def test_waterfall_sums_to_predicted_minus_ideal(model, hw, opts):
     assert total_ms(r) == pytest.approx(r.total_ms - r.ideal_ms, abs=1e-6)
     assert 0 < r.ideal_ms < r.total_ms
     for c in r.causes:
-        assert c["code"] in C.WHAT
+        assert c["code"] in T.WHAT
         if c["code"] in ("reformat", "transition", "overhead", "memory_bound", "cbuf_refetch", "channel_padding",
                          "tile_quantization", "wave_quantization"):
             assert c["ms"] >= -1e-9, c

@@ -138,7 +138,7 @@ def test_dla_conv_then_pool_runs_fused_in_pdp():
     g = b.build([b.maxpool(b.relu(b.conv(x, 32, 3)), 2)])
     steps = [s for s in plan(g).steps if s.kind == "layer"]
     assert len(steps) == 1 and steps[0].layers == ["conv", "relu", "maxpool"]
-    assert steps[0].attrs.get("fused_pool") is not None
+    assert steps[0].fused_pool is not None and steps[0].fused_pool.op == "MaxPool"
 
 
 def test_fallback_reason_for_mish_and_two_transitions():
@@ -223,9 +223,13 @@ def test_boundary_reformats_and_io_formats_remove_them():
     x = b.input("x", (1, 3, 32, 32))
     g = b.build([b.relu(b.conv(x, 16, 3))])
     p = plan(g, precision="int8")
-    kinds = [(s.kind, s.attrs.get("src"), s.attrs.get("dst")) for s in p.steps if s.kind == "reformat"]
-    assert kinds == [("reformat", ("fp32", "linear"), ("int8", "chw32")),
-                     ("reformat", ("int8", "chw32"), ("fp32", "linear"))]
+    kinds = [(s.kind, s.copy.src, s.copy.dst, s.copy.from_device, s.copy.to_device)
+             for s in p.steps if s.kind == "reformat"]
+    assert kinds == [("reformat", ("fp32", "linear"), ("int8", "chw32"), "host", "dla"),
+                     ("reformat", ("int8", "chw32"), ("fp32", "linear"), "dla", "host")]
+    # 1x3x32x32 FP32 linear in (12288 B); INT8 chw32 pads the 3 channels to 32 (32768 B)
+    first = next(s for s in p.steps if s.kind == "reformat")
+    assert (first.copy.bytes_read, first.copy.bytes_written) == (3 * 32 * 32 * 4, 32 * 32 * 32)
     p = plan(g, precision="int8", input_formats="int8:dla_hwc4", output_formats="int8:chw32")
     assert [s.kind for s in p.steps if s.kind == "reformat"] == []
     with pytest.raises(DlasimError):
@@ -238,8 +242,8 @@ def test_int8_sigmoid_runs_fp16_on_dla_with_reason():
     g = b.build([b.sigmoid(b.conv(x, 16, 3)), b.sigmoid(x, name="alone")])
     fused, alone = [s for s in plan(g, precision="int8").steps if s.kind == "layer"]
     assert fused.precision == "int8" and "INT8 Sigmoid runs in FP16" in fused.reason
-    assert fused.attrs["precision_unsupported"]
-    assert alone.precision == "fp16" and alone.attrs["precision_unsupported"]
+    assert fused.precision_unsupported
+    assert alone.precision == "fp16" and alone.precision_unsupported
 
 
 def test_gpu_device_puts_everything_on_gpu():

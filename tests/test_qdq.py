@@ -226,7 +226,7 @@ def test_advice_quantizes_the_residuals_and_gap_of_naive_qat():
     item = next(a for a in r.advice if a["change"] == "quantize_residuals")
     qgap = dlasim.estimate("zoo:resnet18-qat-residual-qgap", "a100", **opts).total_ms
     assert item["predicted_ms"] == pytest.approx(qgap, rel=1e-9)
-    from dlasim.advice_qdq import quantize_residuals
+    from dlasim.explainer.advice_qdq import quantize_residuals
     _, names = quantize_residuals(dlasim.load("zoo:resnet18-qat"))
     assert names == [f"layer{i}.{j}.add" for i in (1, 2, 3, 4) for j in (0, 1)] + ["avgpool"]
     none = dlasim.explain("zoo:resnet18-qat-residual-qgap", "a100", **opts)

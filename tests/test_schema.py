@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from dlasim import causes, measured
+from dlasim.explainer import texts
 from dlasim import schema as S
 from dlasim.cli import main
 
@@ -68,7 +68,7 @@ def test_schema_rejects_drift(capsys):
 
 
 def test_cause_codes_are_documented():
-    used = set(causes.WHAT) | set(causes.WHY) | set(measured.CAUSE_TEXT)
+    used = set(texts.WHAT) | set(texts.WHY) | set(texts.CAUSE_TEXT)
     assert used <= set(S.CAUSE_CODES + S.MEASURED_CODES)
     text = (ROOT / "docs" / "DESIGN.md").read_text()
     section = text[text.index("## Cause vocabulary"):]

@@ -64,8 +64,8 @@ from dlasim.cost import cost_step  # noqa: E402
 from dlasim.cost.copies import copy_cost  # noqa: E402
 from dlasim.cost.gpu import class_floor  # noqa: E402
 from dlasim.ir import Graph  # noqa: E402
-from dlasim.measured import profile_from_rows  # noqa: E402
-from dlasim.plan import Step  # noqa: E402
+from dlasim.explainer.measured import profile_from_rows  # noqa: E402
+from dlasim.plan import Copy, Step  # noqa: E402
 
 DATA = ROOT / "validation" / "data"
 SPECS = ROOT / "hardware_specs"
@@ -270,9 +270,9 @@ def h200_sparse_observations(plat):
 
 
 def _copy_fn(nbytes):
+    # the grid's NCHW -> NHWC FP16 copy on the GPU (E_reformat)
     step = Step(name="copy", kind="reformat", op="Reformat", device="gpu",
-                attrs={"bytes_read": nbytes // 2, "bytes_written": nbytes - nbytes // 2,
-                       "toward": "gpu", "from": "gpu"})
+                copy=Copy(("fp16", "linear"), ("fp16", "hwc8"), nbytes // 2, nbytes - nbytes // 2, "gpu", "gpu"))
     return lambda plat: copy_cost(step, plat).total_s * 1e3
 
 

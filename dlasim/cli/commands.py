@@ -107,18 +107,18 @@ def cmd_estimate(a) -> Output:
 
 
 def cmd_explain(a) -> Output:
-    from .. import causes
+    from ..explainer.waterfall import explain
     r, opts, warnings = _prepare(a)
     _check_model(r.model)
     hw = opts.pop("hw")
     if a.measured:
         from ..filekind import check_profile
-        from ..measured import explain_measured
+        from ..explainer.measured import explain_measured
         check_profile(a.measured, "explain --measured")
         profile = a.measured
         if a.layer_info:
             from ..trtexec import join_layer_info, parse_layer_info
-            from ..measured import load_profile
+            from ..explainer.measured import load_profile
             check_profile(a.layer_info, "--layer-info", layer_info=True)
             profile = join_layer_info(load_profile(a.measured), parse_layer_info(a.layer_info))
         result = explain_measured(r.model, hw, profile, **opts)
@@ -126,7 +126,7 @@ def cmd_explain(a) -> Output:
     else:
         if a.layer_info:
             warnings.append("--layer-info has no effect without --measured")
-        result = causes.explain(r.model, hw, **opts)
+        result = explain(r.model, hw, **opts)
         est_warnings = tuple(result.estimate.warnings) + tuple(run_warnings(r, result.estimate))
     warnings = _merge(warnings, est_warnings, getattr(result, "warnings", ()))
     if a.format == "json":
@@ -147,13 +147,13 @@ def cmd_explain(a) -> Output:
 
 
 def _parse_vary(items: list[str]) -> dict:
-    from ..causes import VARY_KEYS
+    from ..explainer.compare import VARY_KEYS
     from ..sweep import parse_vary
     return parse_vary(items, VARY_KEYS, min_values=2, one_key=True)
 
 
 def cmd_compare(a) -> Output:
-    from .. import causes
+    from ..explainer.compare import compare
     r, opts, warnings = _prepare(a)
     _check_model(r.model)
     vary = _parse_vary(a.vary)
@@ -167,7 +167,7 @@ def cmd_compare(a) -> Output:
             warnings.append("--noTF32 is not applied when --vary hw names the platforms")
         opts["hw"] = r.options["hw"]
     hw = opts.pop("hw")
-    result = causes.compare(r.model, hw, vary, **opts)
+    result = compare(r.model, hw, vary, **opts)
     warnings = _merge(warnings, *(v.warnings for v in result.variants))
     if a.format == "json":
         return Output(document(result.to_dict(), warnings), warnings, False)

@@ -20,8 +20,8 @@ from .gpu import sm_stream_scale
 
 def copy_cost(step: Step, plat: Platform) -> StepCost:
     cp = plat.copies
-    rd, wr = step.attrs["bytes_read"], step.attrs["bytes_written"]
-    touches_dla = step.kind == "transition" or "dla" in (step.attrs.get("toward"), step.attrs.get("from"))
+    rd, wr = step.copy.bytes_read, step.copy.bytes_written
+    touches_dla = step.kind == "transition" or step.copy.touches_dla
     bw = plat.memory.dram_bandwidth_bytes_per_s * sm_stream_scale(plat)
     if touches_dla:
         memory = max(rd, wr) / (bw * (cp.dla_copy_efficiency or cp.reformat_efficiency))

@@ -217,7 +217,7 @@ def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool
     residual = _fmaps_bytes(step.inputs[1:], bpe)
     first = bool(step.inputs and step.inputs[0].name in g.inputs)
     uses_lut = not LUT_OPS.isdisjoint([l.op for l in step.members])
-    pool = bool(step.attrs.get("fused_pool"))
+    pool = step.fused_pool is not None
     key = (id(plat), cs, p, out_bytes, residual, first, uses_lut, pool, sparse)
     hit = _CONV.get(key)
     if hit is None or hit[0] is not plat:
@@ -252,7 +252,7 @@ def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residua
     pad_s = 0.0 if on_depthwise_processor(cs, dla) else max(mac_cycles - run, 0) / (hz * eff)
     pad_s = pad_s if mac_cycles >= sdp_cycles else 0.0
     # the rest of the cycles above the ideal run at the unit's own rate (the depthwise processor, the SDP/PDP
-    # output rate), plus the MAC efficiency below 1: what causes.py calls compute_bound
+    # output rate), plus the MAC efficiency below 1: what explainer/gap.py calls compute_bound
     rate_loss_s = (cycles - run) / (hz * eff) - pad_s + run / hz * (1.0 / eff - 1.0)
     ops = hw_ops(cs, dla, first)
     return finish(compute, traffic / bw, dla.layer_overhead_s * ops, cs.macs, traffic, hw_ops=ops,

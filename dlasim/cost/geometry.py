@@ -88,6 +88,6 @@ def step_conv_shape(step: Step, g: Graph) -> ConvShape | None:
     if anchor is None:
         return None
     cs = conv_shape(anchor, g, step.conv if anchor is step.members[0] else None)
-    if "horizontal_k" in step.attrs:
-        cs.k = step.attrs["horizontal_k"]        # horizontally fused convs: one conv, their K added up
+    if step.horizontal_k:
+        cs.k = step.horizontal_k        # horizontally fused convs: one conv, their K added up
     return cs

@@ -75,7 +75,7 @@ def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list
         return t, {}
     tm, tn, tk, nt, waves, kp = best
     # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM: with tile, wave and K
-    # efficiency and the channel alignment it makes up time / ideal (causes.py splits the time by them)
+    # efficiency and the channel alignment it makes up time / ideal (explainer/gap.py splits the time by them)
     return t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn), "wave_eff": nt / (waves * sms),
                "k_eff": k / kp, "rate_eff": eff * gpu.ctas_per_sm}
 
@@ -172,7 +172,7 @@ def memory_time(act_bytes: float, const_bytes: float, eff: float, plat: Platform
 
 
 def step_kernel_floor(step: Step, g: Graph, gpu: Gpu) -> float:
-    """The kernel-class floor of a GPU layer step (what dlasim.measured compares a measured row against)."""
+    """The kernel-class floor of a GPU layer step (what dlasim.explainer.classify compares a measured row against)."""
     op = step.anchor.op if step.anchor is not None else step.op
     return class_floor(gpu, kernel_class(op, step_conv_shape(step, g), step.precision, gpu))
 
@@ -212,11 +212,11 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     ideal = macs / peak
     floor = class_floor(gpu, cls)
     launch, depsep = gpu.launch_overhead_s, {}
-    if step.attrs.get("depsep_into") or step.attrs.get("pool_into"):
+    if step.output_on_chip is not None:
         # one kernel with its reader (passes/fuse.py: DepSep, ConvActPool): the output stays on chip
         out_bytes = 0
-        depsep = {"onchip_output": step.attrs.get("depsep_into") or step.attrs["pool_into"]}
-    if step.attrs.get("depsep_from"):
+        depsep = {"onchip_output": step.output_on_chip.partner}
+    if step.input_on_chip is not None:
         # the pointwise half of the DepSep kernel: its input never left the chip, and it is the same kernel
         # as the depthwise half, which paid the launch and the floor
         in_bytes -= elems(step.inputs[:1]) * b
@@ -236,7 +236,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
         return finish(compute, mem + ramp, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
                       ideal_s=ideal, kernel_class=cls, l2_share=l2, stream_ramp_s=ramp)
     share = class_efficiency(gpu, cls)
-    if step.attrs.get("simt"):
+    if step.simt:
         # an FP32 image-input conv on a TF32 GPU: CUDA-core implicit GEMM (passes/place.py), no tensor tiles
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * gpu.tensor_efficiency)
         mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, share, plat)
@@ -296,7 +296,7 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
         # TensorRT writes the producers into the concatenated buffer (concat elimination); inputs that
         # live in a horizontally fused conv's buffer (passes/fuse.py) are copied in, as a reformat kernel
         # copies: read + write over the reformat bandwidth, with its floor (cost/copies.py)
-        copied = step.attrs.get("copied_inputs")
+        copied = step.copied_inputs
         if not copied:
             return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
         cp = plat.copies
@@ -311,12 +311,12 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     nbytes = elems(step.inputs) * b + elems(step.outputs) * BYTES[step.out_precision or p]
     flags = {}
     launch, floor = gpu.launch_overhead_s, class_floor(gpu, cls)
-    if step.attrs.get("pool_from"):
+    if step.input_on_chip is not None:
         # the pooling half of a ConvActPool kernel (passes/fuse.py): it reads the conv output on chip and
         # is the same kernel as the conv, which paid the launch and the floor
         nbytes -= elems(step.inputs[:1]) * b
         launch, floor = 0.0, 0.0
-        flags = {"fused_with": step.attrs["pool_from"]}
+        flags = {"fused_with": step.input_on_chip.partner}
     if any("unknown_op" in l.flags for l in step.members):
         # an op dlasim does not know: priced as two passes over its data (conservative) and flagged
         flags = {"unmodelled": True}

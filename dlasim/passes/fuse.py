@@ -20,7 +20,7 @@ expose"), so they fall back to the GPU before fusion (passes/dla_support.py).
 from __future__ import annotations
 
 from ..ops import MAC_OPS, WINDOW_POOLS
-from ..plan import LUT_OPS, Decision, Step
+from ..plan import LUT_OPS, Decision, KernelPair, Step
 
 JOIN_OPS = frozenset({"Add", "Sum", "Mul"})   # the ops through which a region may take one operand from outside
 MAX_REGION = 4  # pointwise layers absorbed per fusion attempt
@@ -57,8 +57,8 @@ def fuse(plan) -> None:
     def absorb(head: Step, s: Step, into: str, after: str) -> None:
         dead.add(id(s))
         head.members.extend(s.members)
-        if s.attrs.get("precision_unsupported"):
-            head.attrs["precision_unsupported"] = True
+        if s.precision_unsupported:
+            head.precision_unsupported = True
             head.reason = head.reason or s.reason
         plan.decisions.append(Decision(s.name, "fuse", into, s.op + after))
 
@@ -88,7 +88,6 @@ def fuse(plan) -> None:
                 absorb(head, link, into, after)
                 lut = sdp and link.members[0].op in LUT_OPS
                 head.outputs = list(link.outputs)
-                head.attrs.setdefault("residual", False)
                 continue
             region = _closed_region(out.name, by_input, ok)
             if region is None:
@@ -111,7 +110,6 @@ def fuse(plan) -> None:
                 extra = [t for s in region for t in s.inputs if t.name not in inside]
                 head.inputs.extend(t for t in extra if t not in head.inputs)
             head.outputs = list(sink.outputs)
-            head.attrs["residual"] = head.attrs.get("residual", False) or bool(extra)
             if len(head.outputs) != 1:
                 break
         # DLA: a pooling layer right after a conv runs in the PDP on the fly (dla.md s1.3)
@@ -123,7 +121,7 @@ def fuse(plan) -> None:
                 dead.add(id(pool))
                 head.members.extend(pool.members)
                 head.outputs = list(pool.outputs)
-                head.attrs["fused_pool"] = pool.members[0]
+                head.fused_pool = pool.members[0]
                 plan.decisions.append(Decision(pool.name, "fuse", f"fused into {head.members[0].name}",
                                               "pooling runs in the PDP on the fly after the conv"))
         if len(head.members) > 1:
@@ -160,15 +158,15 @@ def _fold_transposes(plan, steps: list[Step], dead: set[int], by_input: dict) ->
 
 def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) -> None:
     """GPU convolutions reading one tensor with equal parameters and epilogues become one step whose
-    output channels add up (attrs["horizontal_k"]); its name joins the parts with " || " as TensorRT does.
+    output channels add up (Step.horizontal_k); its name joins the parts with " || " as TensorRT does.
 
     The merged output is one buffer, so a part that feeds a Concat cannot be written into the concatenated
     buffer in place: the Concat copies it (the profile's "inception_3a/1x1 copy" rows, one per block;
-    attrs["copied_inputs"] on the Concat step, priced by cost/gpu.py)."""
+    Step.copied_inputs of the Concat step, priced by cost/gpu.py)."""
     groups: dict[tuple, list[Step]] = {}
     for s in steps:
         if (s.op != "Conv" or s.device != "gpu" or id(s) in dead or s.conv is None or len(s.inputs) != 1
-                or int(s.members[0].attributes.get("group", 1)) != 1 or s.attrs.get("fused_pool")):
+                or int(s.members[0].attributes.get("group", 1)) != 1 or s.fused_pool is not None):
             continue
         key = (s.inputs[0].name, s.conv, s.precision, tuple([l.op for l in s.members]))
         groups.setdefault(key, []).append(s)
@@ -177,7 +175,7 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) ->
         if len(group) < 2:
             continue
         head = group[0]
-        head.attrs["horizontal_k"] = sum(tensors[s.members[0].outputs[0]].shape[1] for s in group)
+        head.horizontal_k = sum(tensors[s.members[0].outputs[0]].shape[1] for s in group)
         for s in group[1:]:
             dead.add(id(s))
             head.members.extend(s.members)
@@ -188,7 +186,7 @@ def _fuse_horizontal(plan, steps: list[Step], dead: set[int], by_input: dict) ->
         for t in head.outputs:
             for reader in by_input.get(t.name, ()):
                 if reader.op == "Concat" and reader.device == "gpu" and id(reader) not in dead:
-                    reader.attrs.setdefault("copied_inputs", []).append(t.name)
+                    reader.copied_inputs += (t.name,)
 
 
 # TensorRT fuses an INT8 depthwise conv and the 1x1 conv that reads it into one kernel on compute capability
@@ -209,7 +207,7 @@ def pair_kernels(plan) -> None:
 
 def _pair_depsep(plan, steps: list[Step], dead: set[int], by_input: dict, graph_outputs: set) -> None:
     """Mark GPU INT8 depthwise -> 1x1 conv pairs that run as one DepSep kernel (DEPSEP_MIN_CC): the depthwise
-    step gets attrs["depsep_into"], the pointwise one attrs["depsep_from"] (the names of the other step).
+    step's output_on_chip and the pointwise one's input_on_chip name the other step (a KernelPair "DepSep").
     The depthwise output never reaches DRAM and the pair is one kernel (cost/gpu.py prices both)."""
     gpu = plan.platform.gpu
     if gpu is None or tuple(int(x) for x in gpu.compute_capability.split(".")[:2]) < DEPSEP_MIN_CC:
@@ -229,9 +227,9 @@ def _pair_depsep(plan, steps: list[Step], dead: set[int], by_input: dict, graph_
         if (r.op != "Conv" or r.device != "gpu" or r.precision != "int8" or r.conv is None
                 or tuple(r.conv[0]) != (1, 1) or int(r.members[0].attributes.get("group", 1)) != 1
                 or r.inputs[0] is not s.outputs[0] and r.inputs[0].name != s.outputs[0].name
-                or "depsep_into" in s.attrs or "depsep_from" in r.attrs):
+                or s.output_on_chip is not None or r.input_on_chip is not None):
             continue
-        s.attrs["depsep_into"], r.attrs["depsep_from"] = r.name, s.name
+        s.output_on_chip, r.input_on_chip = KernelPair("DepSep", r.name), KernelPair("DepSep", s.name)
         plan.decisions.append(Decision(r.name, "fuse", f"one kernel with {s.name}",
                                        "INT8 depthwise + pointwise conv: TensorRT's DepSepConvolution (CC >= 7.2); "
                                        "the depthwise output stays on chip"))
@@ -239,7 +237,8 @@ def _pair_depsep(plan, steps: list[Step], dead: set[int], by_input: dict, graph_
 
 def _pair_conv_pool(plan, steps: list[Step], dead: set[int], by_input: dict, graph_outputs: set) -> None:
     """Mark GPU INT8 conv -> pooling pairs that run as one ConvActPool kernel: the conv step gets
-    attrs["pool_into"], the pooling step attrs["pool_from"]; the conv output never reaches DRAM (cost/gpu.py).
+    output_on_chip, the pooling step input_on_chip (a KernelPair "ConvActPool"); the conv output never reaches
+    DRAM (cost/gpu.py).
     gpu_tensorrt.md s5.2 "Convolution + Pooling (same precision; seen as LayerType ConvActPool)"; the trex A100
     ResNet engines (validation/data/trex/a100-resnet50) show it in INT8 only: "conv1.weight + QuantizeLinear_7 +
     Conv_9 + MaxPool_12" is one ConvActPool layer in qat-residual, while the FP16 and FP32 engines and the
@@ -247,7 +246,7 @@ def _pair_conv_pool(plan, steps: list[Step], dead: set[int], by_input: dict, gra
     for s in steps:
         if (s.op != "Conv" or s.device != "gpu" or id(s) in dead or s.precision != "int8" or len(s.outputs) != 1
                 or s.out_precision not in ("", "int8") or s.outputs[0].name in graph_outputs
-                or "depsep_into" in s.attrs):
+                or s.output_on_chip is not None):
             continue
         readers = [r for r in by_input.get(s.outputs[0].name, ()) if id(r) not in dead]
         if len(readers) != 1:
@@ -256,7 +255,7 @@ def _pair_conv_pool(plan, steps: list[Step], dead: set[int], by_input: dict, gra
         if (r.op not in WINDOW_POOLS or r.device != "gpu" or r.precision != "int8" or len(r.members) != 1
                 or r.out_precision not in ("", "int8")):
             continue
-        s.attrs["pool_into"], r.attrs["pool_from"] = r.name, s.name
+        s.output_on_chip, r.input_on_chip = KernelPair("ConvActPool", r.name), KernelPair("ConvActPool", s.name)
         plan.decisions.append(Decision(r.name, "fuse", f"one kernel with {s.name}",
                                        "INT8 convolution + pooling: TensorRT's ConvActPool; the conv output "
                                        "stays on chip"))
@@ -265,14 +264,13 @@ def _pair_conv_pool(plan, steps: list[Step], dead: set[int], by_input: dict, gra
 def _mark_shared_concat_inputs(steps: list[Step], dead: set[int], by_input: dict) -> None:
     """A tensor is one buffer, so TensorRT can write it in place into one concatenated buffer only: a tensor
     that several GPU Concats read (DenseNet: every feature map feeds every later concat of its block) is
-    written in place into the first and copied into every other (attrs["copied_inputs"], priced by
+    written in place into the first and copied into every other (Step.copied_inputs, priced by
     cost/gpu.py as the copy rows of gpu_tensorrt.md s4.2: "<tensor> copy" layers, concat copies)."""
     for name, readers in by_input.items():
         cats = [r for r in readers if r.op == "Concat" and r.device == "gpu" and id(r) not in dead]
         for r in cats[1:]:
-            copied = r.attrs.setdefault("copied_inputs", [])
-            if name not in copied:
-                copied.append(name)
+            if name not in r.copied_inputs:
+                r.copied_inputs += (name,)
 
 
 def toposort(steps: list[Step]) -> list[Step]:

@@ -26,7 +26,7 @@ def check_dla_support(plan) -> None:
     for step in plan.steps:
         layer = step.members[0]
         ok, reason = check_layer(g, layer, dla, prec, batch, step.conv, supported)
-        step.attrs["dla_ok"] = ok
+        step.dla_ok = ok
         if not ok:
             step.reason = reason
             plan.decisions.append(Decision(layer.name, "dla_support", "unsupported", reason))
@@ -39,7 +39,7 @@ def place(plan) -> None:
             step.device = "gpu"
         return
     for step in plan.steps:
-        if step.attrs.get("dla_ok"):
+        if step.dla_ok:
             step.device = "dla"
             continue
         layer = step.members[0]
@@ -66,7 +66,7 @@ def assign_precision(plan) -> None:
     (SIMT) kernel in the linear format instead: the A100 FP32 ResNet-18 engine's first layer is
     `ampere_scudnn_128x64_relu_xregs_large_nn_v1` on "Row major linear FP32", every other conv an
     `..._tf32f32_...nhwckrsc_nhwc...` kernel (validation/data/trex/a100-resnet50/fp32/resnet.onnx.engine.graph.json;
-    gpu_tensorrt.md s5.3: the C=3 input needs a special first-layer kernel). attrs["simt"] marks it.
+    gpu_tensorrt.md s5.3: the C=3 input needs a special first-layer kernel). Step.simt marks it.
     """
     want = plan.precision
     dla = plan.platform.dla
@@ -100,10 +100,10 @@ def assign_precision(plan) -> None:
                     _mark_unsupported(plan, step, p)
         step.precision = p
         if p == "fp32" and step.device == "gpu" and tf32 and step.op == "Conv" and _image_conv(step, g):
-            step.attrs["simt"] = True
+            step.simt = True
 
 
 def _mark_unsupported(plan, step, precision: str) -> None:
     """The step runs in `precision`, not the requested one: flag it and record why."""
-    step.attrs["precision_unsupported"] = True
+    step.precision_unsupported = True
     plan.decisions.append(Decision(step.name, "precision", precision, step.reason))

@@ -164,15 +164,15 @@ def _set(s: Step, precision: str, out: str, reason: str) -> None:
     s.precision = precision
     s.out_precision = out
     s.reason = reason
-    s.attrs.pop("precision_unsupported", None)   # the Q/DQ placement, not the op, decides the precision
+    s.precision_unsupported = False   # the Q/DQ placement, not the op, decides the precision
 
 
 def _explicit(s: Step, src: str, dst: str, reason: str) -> None:
     """Rule 5: the Q/DQ becomes a reformat copy; insert_reformats fills in the formats and bytes."""
     s.kind, s.op, s.precision, s.out_precision = "reformat", "Reformat", dst, dst
     s.reason = reason
-    s.attrs.pop("precision_unsupported", None)
-    s.attrs["qdq"] = (src, dst)
+    s.precision_unsupported = False
+    s.qdq = (src, dst)
 
 
 def _alias(plan, s: Step, readers: dict, reason: str) -> None:

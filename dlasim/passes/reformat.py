@@ -18,7 +18,7 @@ import math
 
 from .. import rules
 from ..ops import MAC_OPS
-from ..plan import Decision, Step
+from ..plan import Copy, Decision, Step
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 
@@ -69,8 +69,7 @@ def insert_reformats(plan) -> None:
                f"({src[0]}:{src[1]} -> {dst[0]}:{dst[1]})"
         st = Step(name=name, kind=kind, op="Transition" if kind == "transition" else "Reformat", device="gpu",
                   precision=dst[0], inputs=[tensor], outputs=[tensor],
-                  attrs={"src": src, "dst": dst, "bytes_read": rd, "bytes_written": wr, "toward": before_device,
-                         "from": from_device})
+                  copy=Copy(src, dst, rd, wr, from_device, before_device))
         made[key] = st
         out.append(st)
         plan.decisions.append(Decision(tensor.name, "reformat", f"insert {kind}", why))
@@ -79,9 +78,8 @@ def insert_reformats(plan) -> None:
         if step.device == "dla" and step.subgraph not in launched:
             launched.add(step.subgraph)
             out.append(Step(name=f"DLA loadable {step.subgraph} launch", kind="overhead", op="Launch",
-                            device="dla", precision=step.precision, subgraph=step.subgraph,
-                            attrs={"first_layer": step.members[0].name}))
-        if "qdq" in step.attrs:               # a Q/DQ that did not fuse (passes/qdq.py rule 5): the copy itself
+                            device="dla", precision=step.precision, subgraph=step.subgraph))
+        if step.qdq is not None:               # a Q/DQ that did not fuse (passes/qdq.py rule 5): the copy itself
             _qdq_copy(step, net_inputs, gpu_fmt, producer, tf32)
             out.append(step)
             continue
@@ -89,7 +87,7 @@ def insert_reformats(plan) -> None:
         op = anchor.op if anchor is not None else step.op
         need = None                       # the format a GPU step needs; None: it takes what it is given
         if step.device == "gpu":
-            if op in linear_only or step.attrs.get("simt"):
+            if op in linear_only or step.simt:
                 need = (step.precision, "linear")
             elif op in MAC_OPS:                   # tensor-core conv/GEMM kernels: their native format
                 need = (step.precision, native_format("gpu", step.precision, tf32))
@@ -162,7 +160,7 @@ def _qdq_copy(step: Step, net_inputs: dict, gpu_fmt: dict, producer: dict, tf32:
     INT8 chw32 (a Q: what INT8 tensor-core convolutions read) or, for a DQ, to the higher precision in the
     same layout (trex qat-residual "DequantizeLinear_291": Int8 chw32 -> FP32)."""
     t = step.inputs[0]
-    src_p, dst_p = step.attrs["qdq"]
+    src_p, dst_p = step.qdq
     p = producer.get(t.name)
     if t.name in net_inputs:
         have = net_inputs[t.name]
@@ -171,6 +169,6 @@ def _qdq_copy(step: Step, net_inputs: dict, gpu_fmt: dict, producer: dict, tf32:
                                        else (src_p, "linear"))
     dst = (dst_p, native_format("gpu", "int8")) if dst_p == "int8" else (dst_p, have[1])
     rd, wr = copy_bytes(t.shape, have, dst)
-    step.attrs.update(src=have, dst=dst, bytes_read=rd, bytes_written=wr, toward="gpu", **{"from": "gpu"})
+    step.copy = Copy(have, dst, rd, wr, "gpu", "gpu")
     for o in step.outputs:
         gpu_fmt[o.name] = dst

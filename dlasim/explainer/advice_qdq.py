@@ -12,11 +12,12 @@ The advice is re-estimated like every other one (advice.py).
 """
 from __future__ import annotations
 
-from .advice import Change, Config, Findings, listed
-from .ir import Graph, Layer, Tensor
-from .ops import MAC_OPS
-from .passes.qdq import DQ, Q, QDQ_RULES
-from .report import Estimate
+from ..ir import Graph, Layer, Tensor
+from ..ops import MAC_OPS
+from ..passes.qdq import DQ, Q, QDQ_RULES
+from ..report import Estimate
+from .config import Change, Config, Findings
+from .texts import listed
 
 ADD_OPS = frozenset({"Add", "Sum"})
 AVG_POOLS = frozenset({"GlobalAveragePool", "AveragePool"})

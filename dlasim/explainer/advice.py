@@ -1,9 +1,8 @@
 """Recovery advice: changes to the network or the build options, each re-estimated through `dlasim.estimate`.
 
-causes.py attributes a configuration's time to cause codes and hands the advisors here what they need
-(`Findings`); each advisor proposes `Change`s (a rewritten copy of the network and/or other options), every
-change is re-estimated and only those that predict a gain are offered. This module does not import causes.py
-(causes.py imports it).
+classify.py and gap.py attribute a configuration's time to cause codes and hand the advisors here what they
+need (`Findings`); each advisor proposes `Change`s (a rewritten copy of the network and/or other options), every
+change is re-estimated and only those that predict a gain are offered.
 
 Rules and recipes (../shared/reference):
 - native I/O formats remove the boundary reformats (dla.md s3.4 "I/O formats on DLA"; DLA-SW FAQ item 3);
@@ -24,230 +23,20 @@ Rules and recipes (../shared/reference):
 """
 from __future__ import annotations
 
-import math
-import re
-from dataclasses import dataclass, field
-
-from . import api, ops
-from .build_options import BuildOptions, io_formats
-from .errors import DlasimError
-from .hardware import Platform, hardware
-from .ir import Graph, Layer, Tensor
-from .passes.fold import FOLDABLE
-from .report import Estimate
-
-# estimate options of compare/explain and their defaults (those of dlasim.estimate); shared with causes.py:
-FIXED_KINDS = ("reformat", "transition", "overhead")     # step kinds that are not layers: copies and launches
-# a copy step's name, as passes/reformat.py writes it: "TENSOR reformat|transition (prec:fmt -> prec:fmt)"
-COPY_NAME = re.compile(r"^(.*) (reformat|transition) \((\w+):(\w+) -> (\w+):(\w+)\)$")
-
-
-def si(n: float) -> str:
-    """3 significant digits with a k/M/G suffix."""
-    return next((f"{n / v:.3g}{u}" for u, v in (("G", 1e9), ("M", 1e6), ("k", 1e3)) if abs(n) >= v), f"{n:.3g}")
-
-
-def listed(names: list[str], n: int = 3) -> str:
-    """'a, b, c and 4 more'."""
-    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
-
-
-# ---- configurations ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Config:
-    """A network on a platform with estimate options (shapes already applied to the graph)."""
-    graph: Graph
-    hw: Platform
-    opts: dict
-
-    @classmethod
-    def load(cls, model, hw, opts: dict) -> "Config":
-        """Check the option names, fill in the defaults, load the model at the batch and shapes asked."""
-        o = BuildOptions.of(**opts).as_kwargs()
-        g = api.load(model, shapes=o.pop("shapes"), batch=o["batch"])
-        return cls(g, hardware(hw), o)
-
-    def estimate(self, label: str = "", graph: Graph | None = None, **change) -> Estimate:
-        return api.estimate(graph or self.graph, self.hw, label=label, **{**self.opts, **change})
-
-
-@dataclass(frozen=True)
-class Findings:
-    """What the cause attribution (causes.py) found for one configuration, as far as the advisors need it."""
-    codes: list[str]                            # cause codes, largest first
-    ideal_ms: float                             # every MAC at the device's peak
-    kept_dense: list[tuple[str, int, int]]      # (layer, C, K) of conv steps that get no 2:4 kernel
-
-
-# ---- rewrites: each returns a changed copy of the graph ------------------------------------------------
-
-
-def _rebuilt(g: Graph) -> Graph:
-    """Drop the layers whose outputs nobody reads (a rewrite cut them off), re-sort, re-infer shapes."""
-    while True:
-        used = {t for l in g.layers for t in l.inputs} | set(g.outputs)
-        kept = [l for l in g.layers if any(t in used for t in l.outputs)]
-        if len(kept) == len(g.layers):
-            return g.validate().infer_shapes()
-        g.layers = kept
-
-
-def relu_for_mish(g: Graph) -> Graph:
-    """Copy with Mish (one op, or Softplus -> Tanh -> Mul(x, .)) replaced by one Relu (seed 002)."""
-    g = g.copy()
-    drop = set()
-    for l in g.layers:
-        if l.op == "Mish":
-            l.op, l.attributes = "Relu", {}
-        elif l.op == "Mul" and len(l.inputs) == 2:
-            for x, y in (l.inputs, l.inputs[::-1]):
-                tanh = g.producer(y)
-                sp = g.producer(tanh.inputs[0]) if tanh is not None and tanh.op == "Tanh" else None
-                if sp is not None and sp.op == "Softplus" and sp.inputs[0] == x \
-                        and len(g.consumers(sp.outputs[0])) == 1 and len(g.consumers(y)) == 1:
-                    drop |= {sp.name, tanh.name}
-                    l.op, l.inputs, l.attributes = "Relu", [x], {}
-                    break
-    g.layers = [l for l in g.layers if l.name not in drop]
-    return _rebuilt(g)
-
-
-def constant_matmul(g: Graph, names: set[str]) -> Graph:
-    """Copy where the second operand of each named MatMul is a constant (weights): a 1x1 conv on DLA."""
-    g = g.copy()
-    for l in g.layers:
-        if l.name in names:
-            src = g.tensors[l.inputs[1]]
-            w = f"{l.name}.weight"
-            g.tensors[w] = Tensor(w, src.shape, src.dtype, const=True)
-            l.inputs[1] = w
-    return _rebuilt(g)
-
-
-def batchnorm_for_norms(g: Graph, names: set[str]) -> Graph:
-    """Copy with the named Group/InstanceNormalization layers as BatchNormalization (same shapes)."""
-    g = g.copy()
-    for l in g.layers:
-        if l.name in names:
-            c = g.tensors[l.inputs[0]].shape[1]
-            params = [f"{l.name}.bn_{p}" for p in ("scale", "bias", "mean", "var")]
-            for p in params:
-                g.tensors[p] = Tensor(p, (c,), const=True)
-            l.op, l.inputs, l.attributes = "BatchNormalization", [l.inputs[0]] + params, {"epsilon": 1e-5}
-    return _rebuilt(g)
-
-
-def avgpool_for_global(g: Graph, names: set[str]) -> Graph:
-    """Copy with each named GlobalAveragePool as AveragePool over the whole H x W (dla.md s4.1)."""
-    g = g.copy()
-    for l in g.layers:
-        if l.name in names:
-            h, w = g.tensors[l.inputs[0]].shape[2:4]
-            l.op, l.attributes = "AveragePool", {"kernel_shape": [h, w], "strides": [h, w], "pads": [0, 0, 0, 0]}
-    return _rebuilt(g)
-
-
-def cascade_maxpool(g: Graph, names: set[str]) -> Graph:
-    """Copy with each named stride-1 'same' MaxPool k (k = 4n+1) as n cascaded 5x5 pools (SPPF identity)."""
-    g = g.copy()
-    layers = []
-    for l in g.layers:
-        if l.name not in names:
-            layers.append(l)
-            continue
-        n, x = (ops.conv_params(l.attributes)[0][0] - 1) // 4, l.inputs[0]
-        for i in range(n):
-            out = l.outputs[0] if i == n - 1 else f"{l.name}.5x5_{i}"
-            if i < n - 1:
-                g.tensors[out] = Tensor(out, g.tensors[x].shape)
-            layers.append(Layer(f"{l.name}.5x5_{i}", "MaxPool", [x], [out],
-                                {"kernel_shape": [5, 5], "strides": [1, 1], "pads": [2, 2, 2, 2]}))
-            x = out
-    g.layers = layers
-    return _rebuilt(g)
-
-
-def sparse_width(c: int) -> int:
-    """Channels rounded up so 2:4 sparse tiles fill: a multiple of 128 and at least 256 (seed 001)."""
-    return max(256, -(-c // 128) * 128)
-
-
-def widen_channels(g: Graph, width) -> Graph | None:
-    """Copy whose conv output channels K become width(K) (graph outputs keep theirs); downstream weights,
-    per-channel parameters and Split sizes follow and shapes are re-inferred. None if the widths would
-    not stay consistent (e.g. an element-wise op mixing widths)."""
-    g = g.copy()
-    try:
-        splits = _split_sources(g)
-        for l in g.layers:
-            x = g.tensors[l.inputs[0]].shape if l.inputs and l.inputs[0] else None
-            if l.op == "Conv":
-                _widen_conv(g, l, x, width, splits)
-            elif l.op == "Split" and l.attributes.get("split") and sum(l.attributes["split"]) != x[1]:
-                l.attributes["split"] = [width(s) for s in l.attributes["split"]]
-            elif l.op in ops.NORMS | {"PRelu"}:
-                for t in l.inputs[1:]:
-                    if t and g.tensors[t].const and len(g.tensors[t].shape) == 1:
-                        g.tensors[t].shape = (x[1],)
-            elif l.op in ("Gemm", "MatMul") and g.tensors[l.inputs[1]].const and len(x) > 1:
-                w = g.tensors[l.inputs[1]]
-                fan_in = math.prod(x[1:]) if l.op == "Gemm" else x[-1]
-                w.shape = (w.shape[0], fan_in) if l.attributes.get("transB") else (fan_in,) + tuple(w.shape[1:])
-            elif l.op in ops.ELEMENTWISE:
-                cs = {g.tensors[t].shape[1] for t in l.inputs if t and len(g.tensors[t].shape) > 1
-                      and not g.tensors[t].const}
-                if len(cs) > 1:
-                    return None
-            outs = ops.infer(l, [g.tensors[t].shape for t in l.inputs if t])
-            for t, s in zip(l.outputs, outs):
-                g.tensors[t].shape = tuple(int(d) for d in s)
-    except (DlasimError, KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
-        return None
-    return g
-
-
-def _split_sources(g: Graph) -> dict[str, Layer]:
-    """{conv name: the Split that cuts its output} through channel-preserving layers (BN, SiLU, ...)."""
-    out = {}
-    for sp in (l for l in g.layers if l.op == "Split" and l.attributes.get("split")):
-        p = g.producer(sp.inputs[0])
-        while p is not None and p.op != "Conv" and (p.op in ops.SAME_SHAPE or p.op in ops.ELEMENTWISE):
-            p = g.producer(p.inputs[0])
-        if p is not None and p.op == "Conv":
-            out[p.name] = sp
-    return out
-
-
-def _widen_conv(g: Graph, l: Layer, x, width, splits) -> None:
-    w = g.tensors[l.inputs[1]]
-    k, groups = w.shape[0], int(l.attributes.get("group", 1))
-    c_old = w.shape[1] * groups
-    if groups > 1 and groups == c_old:                      # depthwise follows its input
-        k, groups = x[1] * (k // c_old), x[1]
-        l.attributes["group"] = groups
-    elif l.outputs[0] not in g.outputs:
-        sp = splits.get(l.name)
-        k = sum(width(s) for s in sp.attributes["split"]) if sp and sum(sp.attributes["split"]) == k else width(k)
-    if x[1] % groups:
-        raise ValueError("groups")
-    w.shape = (k, x[1] // groups) + tuple(w.shape[2:])
-    for b in l.inputs[2:]:
-        if b:
-            g.tensors[b].shape = (k,)
-
+from .. import ops
+from ..build_options import io_formats
+from ..errors import DlasimError
+from ..hardware import Platform
+from ..ir import Graph, Layer
+from ..passes.fold import FOLDABLE
+from ..report import Estimate
+from .advice_qdq import advise_qdq
+from .config import COPY_NAME, FIXED_KINDS, Change, Config, Findings
+from .rewrites import (avgpool_for_global, batchnorm_for_norms, cascade_maxpool, constant_matmul, relu_for_mish,
+                       sparse_width, widen_channels)
+from .texts import listed, si
 
 # ---- advisors: (config, its estimate, findings) -> proposed changes ----------------------------------------
-
-
-@dataclass(frozen=True)
-class Change:
-    change: str                  # stable id of the suggestion
-    text: str                    # what to do, with the reason
-    graph: Graph | None = None   # rewritten network (None: the same)
-    opts: dict = field(default_factory=dict)
-    per_image: bool = False      # compare per-image time (batch changes)
 
 
 def _resolve(g: Graph, t: str) -> str:
@@ -417,12 +206,6 @@ def advise_batch(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
     """Fixed costs and partly empty waves amortise over a larger batch (gpu_tensorrt.md s5.3, dla.md s3.4)."""
     return [Change("batch", f"raise the batch to {est.batch * m}", opts={"batch": est.batch * m}, per_image=True)
             for m in (2, 4)]
-
-
-def advise_qdq(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
-    """Q/DQ pairs that became copies: quantize residual Add and average-pool inputs (advice_qdq.py)."""
-    from .advice_qdq import advise_qdq as advise
-    return advise(cfg, est, found)
 
 
 ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_gpu, advise_channels, advise_int8_weights, advise_qdq,

@@ -1,0 +1,121 @@
+"""The cause classifier: the one cause that explains a whole step against the expectation (`outcome`), and
+the dominant cause of a step's predicted time where it deviates from a measurement (`step_cause`), in the
+codes of docs/DESIGN.md "Cause vocabulary".
+
+Sources (../shared/reference): dla.md s1.2 (channel padding), s1.5 (CBUF refetch), s3.1 (FP16/INT8 only),
+s3.4 (fallback); gpu_tensorrt.md s2.1/s2.3 (2:4), s5.1 (launch), s5.3 (tile and wave quantization).
+"""
+from __future__ import annotations
+
+from ..cost.geometry import ConvShape, conv_shape
+from ..cost.gpu import padded_channels, step_kernel_floor
+from ..ops import MAC_OPS
+from ..report import Estimate, StepRow
+from .config import Findings
+from .expectation import Expectation
+from .join import MatchGroup
+from .texts import CAUSE_TEXT
+
+OUTCOME_CODES = ("fallback", "precision_unsupported", "sparse_too_small", "sparse_ineligible")  # whole steps
+SPARSE_CODES = ("sparse_too_small", "sparse_ineligible")
+OK_BAND = 0.20          # |predicted / measured - 1| within this is "ok"
+NEAR_FLOOR = 1.5        # measured time within this factor of its kernel class's floor + launch: "overhead"
+
+
+def outcome(row: StepRow, ctx: Expectation) -> str | None:
+    """The one cause that explains a whole step, if there is one (its kind, fallback, sparse, precision)."""
+    if row.kind != "layer":
+        return row.kind
+    if ctx.device == "dla" and row.device == "gpu":
+        return "fallback"
+    if row.precision != ctx.precision and ctx.precision == "int8":
+        return "precision_unsupported"
+    if ctx.sparse and row.macs and row.parts.get("sparse") != "used":
+        return "sparse_too_small" if row.parts.get("sparse") == "too_small" else "sparse_ineligible"
+    return None
+
+
+def _conv(row: StepRow, ctx: Expectation) -> ConvShape | None:
+    """Geometry of the step's convolution-like layer (the first in graph order), if it has one."""
+    layer = next((l for l in ctx.graph.layers if l.name in row.layers and l.op in MAC_OPS), None)
+    try:
+        return conv_shape(layer, ctx.graph) if layer else None
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+def _channels(row: StepRow, ctx: Expectation) -> tuple[int, int] | None:
+    """(C, K) of the step's convolution-like layer."""
+    cs = _conv(row, ctx)
+    return (cs.c, cs.k) if cs else None
+
+
+def findings(ctx: Expectation, est: Estimate, codes: list[str]) -> Findings:
+    """What advice.py needs from the attribution of one configuration's estimate."""
+    dense = [(r.layers[0], *ck) for r in est.steps if outcome(r, ctx) in SPARSE_CODES and (ck := _channels(r, ctx))]
+    return Findings(codes, ctx.ideal_ms(est.macs), dense)
+
+
+def group_cause(plan, est_steps, group: MatchGroup, predicted_ms: float) -> tuple[str, str]:
+    """(cause code, note) of one group's deviation, from its predicted steps' bound and kind."""
+    meas = group.measured_ms
+    if not group.steps:
+        return ("ok", "zero-time row (NoOp)") if meas <= 0 else ("unmatched", "no predicted step")
+    if not group.rows:
+        return "unmatched", "predicted step with no measured row"
+    if meas > 0 and predicted_ms > 0 and abs(predicted_ms / meas - 1) <= OK_BAND:
+        return "ok", ""
+    weights: dict[str, float] = {}
+    for i in group.steps:
+        s, row = plan.steps[i], est_steps[i]
+        code = _step_cause(s, row, plan, meas if len(group.steps) == 1 else None)
+        weights[code] = weights.get(code, 0.0) + max(row.time_ms, 1e-9)
+    code = max(weights, key=weights.get)
+    if group.kind == "concat" and predicted_ms == 0:
+        return "memory_bound", "concat input copied (dlasim assumes the producer writes in place)"
+    direction = "slower" if meas > predicted_ms else "faster"
+    return code, f"measured {direction} than predicted; predicted time is {CAUSE_TEXT.get(code, code)}"
+
+
+def _gpu_padding(step, plan) -> float:
+    """Padded / real input channels of a GPU convolution (FP16 pads C to 8, INT8 to 32)."""
+    if step.device != "gpu" or step.anchor is None:
+        return 1.0
+    try:
+        cs = conv_shape(step.anchor, plan.graph)
+    except (KeyError, IndexError, ValueError):
+        return 1.0
+    if cs is None or cs.groups > 1:
+        return 1.0
+    return padded_channels(cs.c, step.precision) / cs.c if cs.c else 1.0
+
+
+def _step_cause(step, row, plan, measured_ms: float | None) -> str:
+    plat = plan.platform
+    if step.kind == "transition":
+        return "transition"
+    if step.kind == "reformat":
+        return "reformat"
+    if step.kind == "overhead":
+        return "overhead"
+    parts = row.parts or {}
+    if step.device == "gpu" and plat.gpu is not None and measured_ms is not None:
+        floor_ms = (step_kernel_floor(step, plan.graph, plat.gpu) + plat.gpu.launch_overhead_s) * 1e3
+        if measured_ms <= NEAR_FLOOR * floor_ms:
+            return "overhead"
+    if row.bound == "overhead":
+        return "overhead"
+    if row.bound == "memory":
+        if parts.get("refetch_s", 0) > 0.2 * max(row.memory_ms, 1e-12) * 1e-3:
+            return "cbuf_refetch"
+        return "memory_bound"
+    t = max(row.compute_ms * 1e-3, 1e-15)
+    if parts.get("padding_s", 0) > 0.2 * t or parts.get("k_eff", 1.0) < 0.75 or _gpu_padding(step, plan) > 1.25:
+        return "channel_padding"
+    if parts.get("tile_eff", 1.0) < 0.75:
+        return "tile_quantization"
+    if parts.get("wave_eff", 1.0) < 0.75:
+        return "wave_quantization"
+    return "compute_bound"
+
+
