@@ -12,6 +12,9 @@ import json
 import operator
 from dataclasses import dataclass, field, fields
 
+from .cost import CostParts
+from .cost.peaks import DevicePeak
+
 
 @dataclass(slots=True)
 class StepRow:
@@ -30,7 +33,7 @@ class StepRow:
     overhead_ms: float = 0.0
     subgraph: int = -1
     reason: str = ""
-    parts: dict = field(default_factory=dict)
+    parts: CostParts = field(default_factory=CostParts)     # the cost model's pieces, in seconds
 
 
 _ROW_FIELDS = tuple(f.name for f in fields(StepRow))
@@ -49,10 +52,13 @@ def _copied(value):
 
 
 def _row_dict(row: StepRow, parts: bool) -> dict:
-    """asdict(row), without "parts" unless asked; built directly, because asdict deep-copies every field
-    through a generic path and took longer than the estimate itself."""
+    """asdict(row), "parts" as the record's fields that differ from their defaults (CostParts.to_dict), and
+    without it unless asked; built directly, because asdict deep-copies every field through a generic path
+    and took longer than the estimate itself."""
     d = dict(zip(_ROW_FIELDS, _row_values(row)))
-    if not parts:
+    if parts:
+        d["parts"] = row.parts.to_dict()
+    else:
         del d["parts"]
     for name, value in d.items():
         if type(value) not in _IMMUTABLE:
@@ -77,6 +83,7 @@ class Estimate:
     decisions: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     label: str = ""
+    peaks: dict[str, DevicePeak] = field(default_factory=dict)    # "dla" / "gpu" -> its peaks (not in the JSON)
 
     def to_dict(self, parts: bool = False) -> dict:
         steps = [_row_dict(s, parts) for s in self.steps]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .cost import cost_step
+from .cost.peaks import device_peaks
 from .plan import Plan
 from .report import Estimate, StepRow
 
@@ -17,7 +18,7 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
         t = c.total_s * 1e3
         total += t
         parts = c.parts
-        if parts and parts.get("unmodelled"):
+        if parts.unmodelled:
             unmodelled.append(step.name)
         rows.append(StepRow(step.name, step.kind, step.op, step.device, step.precision, t, c.bound,
                             [l.name for l in step.members], c.macs, c.bytes, c.compute_s * 1e3,
@@ -39,15 +40,15 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
                     transitions=plan.transitions, macs=g.macs,
                     decisions=[{"layer": d.layer, "pass": d.pass_name, "action": d.action, "reason": d.reason}
                                for d in plan.decisions],
-                    warnings=warnings, label=label)
+                    warnings=warnings, label=label, peaks=device_peaks(plan.platform))
 
 
 def _sparse_warning(sparsity: str, rows: list[StepRow]) -> list[str]:
     """A warning when --sparsity cannot take effect: no layer runs 2:4 sparse weights (why, most common first)."""
     convs = [r for r in rows if r.kind == "layer" and r.macs]
-    if not convs or any(r.parts.get("sparse") == "used" for r in convs):
+    if not convs or any(r.parts.sparse == "used" for r in convs):
         return []
-    why = Counter(r.parts.get("sparse_reason") or "not costed with 2:4 weights" for r in convs)
+    why = Counter(r.parts.sparse_reason or "not costed with 2:4 weights" for r in convs)
     top = "; ".join(f"{w} ({n})" for w, n in why.most_common(3))
     return [f"--sparsity={sparsity} has no effect: none of the {len(convs)} layers with MACs runs 2:4 sparse "
             f"weights ({top})"]

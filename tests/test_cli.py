@@ -9,6 +9,7 @@ import pytest
 import dlasim
 from dlasim import GraphBuilder
 from dlasim.cli import main
+from dlasim.cost import CostParts
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "validation" / "data" / "seeds"
@@ -117,11 +118,22 @@ def test_api_results_are_picklable_and_side_effect_free():
     assert pickle.loads(pickle.dumps(e1)).to_dict() == e1.to_dict()
 
 
+def _asdict_row(s) -> dict:
+    """asdict of a row, its parts as the fields that differ from their defaults (a dataclass tiling as a dict)."""
+    defaults = CostParts()
+    row = asdict(s)
+    row["parts"] = {k: v for k, v in row["parts"].items() if v != getattr(defaults, k)}
+    return row
+
+
 def test_estimate_to_dict_rows_are_asdict_copies():
     e = dlasim.estimate("zoo:googlenet", "a100", device="gpu", precision="int8", sparsity="force")
     d = e.to_dict(parts=True)
-    assert d["steps"] == [asdict(s) for s in e.steps]
+    assert d["steps"] == [_asdict_row(s) for s in e.steps]
     assert e.to_dict()["steps"] == [{k: v for k, v in asdict(s).items() if k != "parts"} for s in e.steps]
+    conv = next(r for r in d["steps"] if "tiling" in r["parts"])
+    assert set(conv["parts"]["tiling"]) == {"tile_eff", "wave_eff", "k_eff", "rate_eff"}
+    assert "sparse" not in next(r for r in d["steps"] if r["kind"] == "reformat")["parts"]   # "off": the default
     d["steps"][0]["layers"].append("x")
-    next(r for r in d["steps"] if "tile" in r["parts"])["parts"]["tile"].append(0)
-    assert e.to_dict(parts=True)["steps"] == [asdict(s) for s in e.steps] != d["steps"]
+    conv["parts"]["tiling"]["tile_eff"] = -1.0
+    assert e.to_dict(parts=True)["steps"] == [_asdict_row(s) for s in e.steps] != d["steps"]

@@ -22,7 +22,7 @@ def test_finish_names_the_bound_and_adds_overhead():
     c = finish(1e-3, 3e-3, 0.0)
     assert c.bound == "memory" and c.total_s == pytest.approx(3e-3)
     c = finish(1e-6, 2e-6, 1e-6, floor_s=8e-6)
-    assert c.bound == "overhead" and c.total_s == pytest.approx(9e-6) and c.parts["floor_s"] == pytest.approx(6e-6)
+    assert c.bound == "overhead" and c.total_s == pytest.approx(9e-6) and c.parts.floor_s == pytest.approx(6e-6)
 
 
 def test_dla_conv_cycles_seed000_3x3_int8():
@@ -116,7 +116,7 @@ def test_dla_weight_stall_is_added_to_compute_and_named_cbuf_refetch():
     e = dlasim.estimate(g, XAVIER, device="dla", precision="fp16", batch=32)
     conv = [s for s in e.steps if s.kind == "layer"][0]
     stall_ms = 32 * 256 * 528 * 9 * 2 / (XAVIER.memory.dram_bandwidth_bytes_per_s * DLA.dram_efficiency) * 1e3
-    assert conv.parts["weight_stall_s"] * 1e3 == pytest.approx(stall_ms)
+    assert conv.parts.weight_stall_s * 1e3 == pytest.approx(stall_ms)
     ex = dlasim.explain(g, XAVIER, device="dla", precision="fp16", batch=32)
     causes = {c["code"]: c["ms"] for c in ex.causes}
     assert causes["cbuf_refetch"] == pytest.approx(stall_ms, rel=1e-3)
@@ -131,22 +131,23 @@ def test_dla_sigmoid_fused_is_output_bound_at_lut_rate():
     conv = [s for s in e.steps if s.kind == "layer"][0]
     # 64*64*64 outputs through the SDP LUT at 4 elem/cycle vs 64*64*4 MAC cycles
     assert conv.compute_ms == pytest.approx(64 * 64 * 64 / 4 / DLA.clock_hz / DLA.mac_eff("fp16") * 1e3)
-    assert conv.parts["output_bound"]
+    assert conv.parts.output_bound
 
 
 def test_gpu_gemm_tile_and_wave_quantization():
     a100 = hardware("a100")
     gpu = a100.gpu
     m, n, k = 4096, 1024, 4096
-    t, info = gemm_time(m, n, k, gpu, "fp16", [[256, 128, 32]])
+    t, tiling = gemm_time(m, n, k, gpu, "fp16", [[256, 128, 32]])
     tiles = 16 * 8
     waves = math.ceil(tiles / gpu.sm_count)
     expect = waves * 256 * 128 * 4096 / (gpu.fma_per_clk_per_sm("fp16") * gpu.clock_hz * gpu.tensor_efficiency)
     assert t == pytest.approx(expect)
-    assert info["tile_eff"] == 1.0 and info["wave_eff"] == pytest.approx(tiles / (waves * gpu.sm_count))
+    assert tiling.tile_eff == 1.0 and tiling.wave_eff == pytest.approx(tiles / (waves * gpu.sm_count))
     # N = 96 in a 128-wide tile: tile efficiency 0.75
-    _, info = gemm_time(4096, 96, 4096, gpu, "fp16", [[256, 128, 32]])
-    assert info["tile_eff"] == pytest.approx(0.75)
+    _, tiling = gemm_time(4096, 96, 4096, gpu, "fp16", [[256, 128, 32]])
+    assert tiling.tile_eff == pytest.approx(0.75)
+    assert gemm_time(4096, 96, 4096, gpu, "fp16", [])[1] is None             # no tile to run: no tiling
 
 
 def test_gpu_small_layer_hits_the_kernel_floor():
@@ -205,11 +206,11 @@ def test_sparse_ineligible_reasons():
     io = dict(input_formats="fp16:hwc8", output_formats="fp16:hwc8")
     e = dlasim.estimate(b.build([y]), "a40", device="gpu", precision="fp16", sparsity="force", **io)
     parts = {s.name: s.parts for s in e.steps if s.kind == "layer"}
-    assert parts["dw"].get("sparse", "off") in ("off", "ineligible")
-    assert parts["dense"]["sparse"] in ("used", "too_small")
+    assert parts["dw"].sparse in ("off", "ineligible")
+    assert parts["dense"].sparse in ("used", "too_small")
     e = dlasim.estimate(b.build([y]), "xavier-agx", device="gpu", precision="fp16", sparsity="force", **io)
     dense = [s for s in e.steps if s.name == "dense"][0]
-    assert dense.parts["sparse"] == "ineligible" and "no sparse tensor cores" in dense.parts["sparse_reason"]
+    assert dense.parts.sparse == "ineligible" and "no sparse tensor cores" in dense.parts.sparse_reason
 
 
 def test_copy_cost_bytes_over_bandwidth_plus_floor():
@@ -241,7 +242,7 @@ def test_power_mode_slows_the_dla():
     for f, s in zip(fast.steps, slow.steps):
         if f.kind == "layer" and f.device == "dla" and f.bound == "compute":
             # the MAC part scales with the clock; weight-fetch stalls follow the memory clock instead
-            mac = lambda st: st.compute_ms - st.parts.get("weight_stall_s", 0.0) * 1e3
+            mac = lambda st: st.compute_ms - st.parts.weight_stall_s * 1e3
             assert mac(s) == pytest.approx(mac(f) * ratio)
 
 
@@ -282,5 +283,5 @@ def test_gpu_sparse_weights_are_half_the_values_plus_2_bits_per_kept_value():
         for sparsity in ("disable", "force"):
             e = dlasim.estimate(g, "a100", device="gpu", precision=precision, sparsity=sparsity)
             steps[sparsity] = next(s for s in e.steps if s.name == "c")
-        assert steps["force"].parts["sparse"] == "used"
+        assert steps["force"].parts.sparse == "used"
         assert steps["disable"].bytes - steps["force"].bytes == saved

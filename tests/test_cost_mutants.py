@@ -174,7 +174,7 @@ def test_simt_image_conv_memory_counts_input_output_and_weights():
     b = GraphBuilder("t")
     y = b.conv(b.input("x", (8, 3, 512, 512)), 64, 7, stride=2, bias=False, name="c")
     c = _layers(b.build([y]), plat, precision="fp32")["c"]
-    assert c.parts.get("kernel") == "simt"
+    assert c.parts.simt
     nbytes = (8 * 3 * 512 * 512 + 8 * 64 * 256 * 256 + 64 * 3 * 49) * 4
     assert c.bytes == nbytes
     bw = plat.memory.dram_bandwidth_bytes_per_s * class_efficiency(plat.gpu, "conv")
@@ -195,7 +195,7 @@ def test_gpu_sparse_time_is_the_slower_of_sparse_tiles_and_compressed_bytes():
     sp += gpu.tensor_latency_s or 0.0
     act = 2 * 32 * 1024 * 256 * 2
     mem = memory_time(act, sparse_weight_bytes(1024 * 1024 * 9, 2), class_efficiency(gpu, "conv"), plat)[0]
-    assert c.parts["sparse_s"] == pytest.approx(max(sp, mem))
+    assert c.parts.sparse_s == pytest.approx(max(sp, mem))
     assert gpu.sparse_k_half > 0          # else the K / (K + half) factor above tests nothing
 
 
@@ -212,14 +212,14 @@ def test_gpu_in_place_layers_cost_nothing():
     steps = _concat_flatten((3, 1))
     assert len(steps) == 2
     for s in steps.values():
-        assert s.time_ms == 0 and s.bytes == 0 and s.compute_ms == 0 and s.parts.get("in_place") is True
+        assert s.time_ms == 0 and s.bytes == 0 and s.compute_ms == 0 and s.parts.in_place is True
 
 
 def test_concat_of_a_horizontally_fused_conv_copies_its_inputs():
     # two 3x3 siblings fuse into one conv (passes/fuse.py); the Concat copies both 64 x 16 x 16 FP16 halves
     # out of the fused buffer: read + write = 2 x 2 B x 32768 elements, at the reformat bandwidth and floor
     cat = _concat_flatten((3, 3))["cat"]
-    assert cat.parts.get("concat_copy") is True
+    assert cat.parts.concat_copy is True
     nbytes = 2 * 2 * 2 * 64 * 16 * 16
     assert cat.bytes == nbytes and cat.macs == 0
     cp = H200.copies
@@ -241,7 +241,8 @@ def test_int8_conv_pool_pool_half_reads_nothing_from_dram():
     y = b.maxpool(b.relu(b.conv(b.input("x", (1, 64, 56, 56)), 64, 3, name="c")), 2, name="pool")
     steps = _layers(b.build([y]), "a100", precision="int8", input_formats="int8:chw32", output_formats="int8:chw32")
     pool = next(s for s in steps.values() if "pool" in s.layers)
-    assert pool.parts.get("fused_with")
+    conv = next(s for s in steps.values() if "c" in s.layers)
+    assert pool.parts.fused_with == conv.name
     assert pool.bytes == 64 * 28 * 28 * 1 and pool.overhead_ms == 0
 
 
@@ -268,10 +269,10 @@ def test_int8_depsep_pair_keeps_the_depthwise_output_on_chip():
     steps = _layers(b.build([y]), "a100", precision="int8", input_formats="int8:chw32", output_formats="int8:chw32")
     dw = next(s for s in steps.values() if "dw" in s.layers)
     pw = next(s for s in steps.values() if "pw" in s.layers)
-    assert pw.parts.get("depsep") == "pointwise"
+    assert pw.parts.fused_with == dw.name
     assert dw.bytes == 64 * 56 * 56 + 64 * 9
     assert pw.bytes == 128 * 56 * 56 + 128 * 64
-    assert pw.overhead_ms == 0 and "floor_s" not in pw.parts
+    assert pw.overhead_ms == 0 and pw.parts.floor_s == 0.0
 
 
 def test_matmul_rows_set_gemm_or_gemv():
@@ -288,7 +289,7 @@ def test_fp32_gets_no_sparse_kernels():
     b = GraphBuilder("t")
     y = b.conv(b.input("x", (8, 256, 32, 32)), 256, 3, bias=False, name="c")
     c = _layers(b.build([y]), H200, precision="fp32", sparsity="force")["c"]
-    assert c.parts["sparse"] == "ineligible" and "FP16 or INT8" in c.parts["sparse_reason"]
+    assert c.parts.sparse == "ineligible" and "FP16 or INT8" in c.parts.sparse_reason
 
 
 def test_gpu_transpose_is_free_only_as_a_view():
@@ -299,7 +300,7 @@ def test_gpu_transpose_is_free_only_as_a_view():
     steps = _layers(b.build([y]), H200, input_formats="fp16:chw", output_formats="fp16:chw")
     view = next(s for s in steps.values() if s.layers == ["view"])
     copy = next(s for s in steps.values() if "copy" in s.layers and "r" not in s.layers)
-    assert view.bytes == 0 and view.time_ms == 0 and view.parts.get("in_place") is True
+    assert view.bytes == 0 and view.time_ms == 0 and view.parts.in_place is True
     assert copy.bytes == 2 * 2 * 197 * 768 and copy.macs == 0            # FP16 read + write
 
 
@@ -320,4 +321,4 @@ def test_unknown_op_is_priced_as_two_passes_over_its_data():
     b = GraphBuilder("t")
     y = b.op("NoSuchOp", [b.input("x", (1, 64, 32, 32))], {}, name="odd")
     s = next(s for s in _layers(b.build([y]), H200, **IO).values() if "odd" in s.layers)
-    assert s.parts.get("unmodelled") is True and s.bytes == 2 * 2 * 64 * 32 * 32 * 2
+    assert s.parts.unmodelled is True and s.bytes == 2 * 2 * 64 * 32 * 32 * 2

@@ -55,8 +55,8 @@ def test_eligible_conv_halves_its_mac_time_and_reads_compressed_weights():
     assert dense.compute_ms == pytest.approx(18432 / hz / eff * 1e3)
     assert sparse.compute_ms == pytest.approx(9216 / hz / eff * 1e3)
     assert dense.bytes == 131072 + 147456 + 131072 and sparse.bytes == 131072 + 92160 + 131072
-    assert sparse.parts["sparse"] == "used" and sparse.bound == "compute"
-    assert sparse.parts["dense_s"] * 1e3 == pytest.approx(dense.time_ms)
+    assert sparse.parts.sparse == "used" and sparse.bound == "compute"
+    assert sparse.parts.dense_s * 1e3 == pytest.approx(dense.time_ms)
     assert sparse.time_ms == pytest.approx((9216 / hz / eff + ORIN.dla.layer_overhead_s) * 1e3)
 
 
@@ -65,7 +65,7 @@ def test_memory_bound_layer_gains_only_its_weight_bytes():
     g = _one_conv(hw=128, kernel=1)
     dense = _step(dlasim.estimate(g, ORIN, **IO8), "c")
     sparse = _step(dlasim.estimate(g, ORIN, sparsity="force", **IO8), "c")
-    assert dense.bound == sparse.bound == "memory" and sparse.parts["sparse"] == "used"
+    assert dense.bound == sparse.bound == "memory" and sparse.parts.sparse == "used"
     bw = ORIN.memory.dram_bandwidth_bytes_per_s * ORIN.dla.dram_efficiency
     saved = 128 * 128 - 128 * sparse_weight_bytes(128, 1)           # 16384 - 10240 B
     assert dense.time_ms - sparse.time_ms == pytest.approx(saved / bw * 1e3)
@@ -76,7 +76,7 @@ def test_output_bound_layer_gains_nothing_and_says_why():
     # 1x1 128 -> 128 + fused 2x2 max pool: PDP 128*4096/32 = 16384 cycles > dense MACs 2*4096 = 8192
     g = _one_conv(hw=64, kernel=1, pool=True)
     row = _step(dlasim.estimate(g, ORIN, sparsity="force", **IO8), "c")
-    assert row.parts["sparse"] == "too_small" and "SDP/PDP" in row.parts["sparse_reason"]
+    assert row.parts.sparse == "too_small" and "SDP/PDP" in row.parts.sparse_reason
     assert row.compute_ms == pytest.approx(16384 / ORIN.dla.clock_hz / ORIN.dla.mac_eff("int8") * 1e3)
 
 
@@ -91,7 +91,7 @@ def test_output_bound_layer_gains_nothing_and_says_why():
 def test_ineligible_layers_say_why_and_nothing_eligible_warns(graph, hw, precision, words):
     e = dlasim.estimate(graph, hw, device="dla", precision=precision, sparsity="force")
     row = _step(e, "c")
-    assert row.parts["sparse"] == "ineligible" and words in row.parts["sparse_reason"]
+    assert row.parts.sparse == "ineligible" and words in row.parts.sparse_reason
     assert any("--sparsity=force has no effect" in w and words in w for w in e.warnings)
 
 
@@ -100,9 +100,9 @@ def test_fc_stays_dense_and_dense_build_has_no_sparse_state():
     x = b.input("x", (1, 512, 1, 1))
     g = b.build([b.fc(b.flatten(x), 1000, name="fc")])
     row = _step(dlasim.estimate(g, ORIN, sparsity="force", **IO8), "fc")
-    assert row.parts["sparse"] == "ineligible" and "convolutions only" in row.parts["sparse_reason"]
+    assert row.parts.sparse == "ineligible" and "convolutions only" in row.parts.sparse_reason
     e = dlasim.estimate(_one_conv(), ORIN, **IO8)
-    assert "sparse" not in _step(e, "c").parts and not e.warnings
+    assert _step(e, "c").parts.sparse == "off" and not e.warnings
 
 
 def test_explain_names_the_layers_that_gain_and_why_others_do_not():

@@ -119,7 +119,7 @@ def test_round_channels_is_reestimated_and_offered_only_if_it_pays():
     g = b.build([b.conv(y, 512, kernel=3, name="head")])
     cfg = Config.load(g, "a40", dict(device="gpu", precision="fp16", sparsity="force"))
     est = cfg.estimate()
-    found = findings(Expectation.of(cfg), est, [])
+    found = findings(Expectation.of(cfg, est), est, [])
     change = next(c for c in A.changes(cfg, est, found) if c.change == "round_channels")
     assert "conv288 (256->288)" in change.text                  # names the layer and its channel counts
     wide = change.graph

@@ -30,7 +30,7 @@ def test_int8_depthwise_then_pointwise_run_as_one_depsep_kernel():
     # the pointwise half reads no activation (on chip), its 128x256 weights, writes 128x28x28 INT8
     assert pw.bytes == 128 * 256 + 128 * 28 * 28
     # one kernel: the pointwise half pays no launch and no floor
-    assert pw.overhead_ms == 0.0 and pw.parts["depsep"] == "pointwise" and "floor_s" not in pw.parts
+    assert pw.overhead_ms == 0.0 and pw.parts.fused_with == "dw + rdw" and pw.parts.floor_s == 0.0
     gpu = XAVIER.gpu
     bw = min(XAVIER.memory.dram_bandwidth_bytes_per_s * gpu.depthwise_efficiency,    # DRAM or SM streaming limit
              gpu.depthwise_efficiency / gpu.memory_efficiency * 8 * gpu.clock_hz * gpu.stream_bytes_per_clk_per_sm)
@@ -42,7 +42,7 @@ def test_depsep_needs_int8_and_a_sole_pointwise_reader():
         r = rows(g, p)
         b = 2 if p == "fp16" else 1
         assert r["dw + rdw"].bytes == b * (2 * 256 * 28 * 28 + 256 * 9)     # the output goes to DRAM
-        assert "depsep" not in r["pw + rpw"].parts and r["pw + rpw"].overhead_ms > 0
+        assert not r["pw + rpw"].parts.fused_with and r["pw + rpw"].overhead_ms > 0
 
 
 def test_a_tensor_read_by_two_concats_is_copied_into_the_second():
@@ -75,7 +75,7 @@ def test_int8_conv_then_pooling_run_as_one_convactpool_kernel():
     # the conv writes nothing (its 64x56x56 output stays on chip); the pooling half reads nothing from DRAM,
     # writes its 64x28x28 INT8 output, and pays no launch and no floor (the same kernel as the conv)
     assert conv.bytes == 64 * 56 * 56 + 64 * 64 * 9
-    assert pool.bytes == 64 * 28 * 28 and pool.overhead_ms == 0.0 and "floor_s" not in pool.parts
+    assert pool.bytes == 64 * 28 * 28 and pool.overhead_ms == 0.0 and pool.parts.floor_s == 0.0 and pool.parts.fused_with == "c + r"
     g = XAVIER.gpu
     bw = min(XAVIER.memory.dram_bandwidth_bytes_per_s * g.memory_efficiency,    # DRAM or SM streaming limit
              8 * g.clock_hz * g.stream_bytes_per_clk_per_sm)

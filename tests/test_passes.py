@@ -120,7 +120,7 @@ def test_fp32_image_conv_on_a_tf32_gpu_runs_simt_in_linear_then_reformats():
     g = dlasim.load("zoo:resnet18")
     e = dlasim.estimate(g, "a100", device="gpu", precision="fp32", batch=32)
     conv1 = next(r for r in e.steps if r.name.startswith("conv1"))
-    assert conv1.parts.get("kernel") == "simt"
+    assert conv1.parts.simt
     a100 = dlasim.hardware("a100").gpu
     macs = 32 * 112 * 112 * 64 * 3 * 49
     assert conv1.compute_ms == pytest.approx(
@@ -129,7 +129,7 @@ def test_fp32_image_conv_on_a_tf32_gpu_runs_simt_in_linear_then_reformats():
     assert copies == ["maxpool reformat (fp32:linear -> fp32:hwc)"]
     ex = dlasim.estimate(g, XAVIER, device="gpu", precision="fp32")
     assert not any(r.kind == "reformat" for r in ex.steps)
-    assert "kernel" not in next(r for r in ex.steps if r.name.startswith("conv1")).parts
+    assert not next(r for r in ex.steps if r.name.startswith("conv1")).parts.simt
 
 
 def test_dla_conv_then_pool_runs_fused_in_pdp():

@@ -69,7 +69,7 @@ def test_cached_estimate_equals_uncached_and_results_are_independent():
     plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, BuildOptions("dla", "int8")))
     assert warm.to_dict(parts=True) == cold.to_dict(parts=True) == plain.to_dict(parts=True)
     # changing one result changes no later one (rows, parts, fallback are the caller's own)
-    warm.steps[1].parts["ideal_s"] = -1.0
+    warm.steps[1].parts.ideal_s = -1.0
     warm.steps[1].layers.append("x")
     again = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     assert again.to_dict(parts=True) == cold.to_dict(parts=True)

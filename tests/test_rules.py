@@ -131,7 +131,7 @@ def test_the_sparsity_table_sets_gpu_eligibility(tmp_path, monkeypatch):
     b = GraphBuilder("c12")
     x = b.input("x", (1, 12, 64, 64))
     g = b.build([b.conv(b.conv(b.conv(x, 64, kernel=3, name="first"), 64, kernel=3), 64, kernel=3)])
-    why = lambda: _step_row(dlasim.estimate(g, a100, **opts), "first").parts.get("sparse_reason", "")
+    why = lambda: _step_row(dlasim.estimate(g, a100, **opts), "first").parts.sparse_reason
     assert _step_row(dlasim.estimate(g, a100, **opts), "first").precision == "fp16"
     assert "not divisible" not in why()                 # 12 input channels: a multiple of 4
     folder = _copy(tmp_path)

@@ -67,7 +67,7 @@ def test_gemv_weight_stream_keeps_its_dram_share():
     st = [s for s in e.steps if s.kind == "layer"][0]
     gpu = _toy(1.0).gpu
     w = 4096 * 4096 * 2
-    assert st.parts["kernel_class"] == "gemv"
+    assert st.parts.kernel_class == "gemv"
     # weights + 8 KiB in + 8 KiB out at gemv_efficiency x 60 GB/s, plus the kernel ramp; no SM scaling
     expect = (w + 2 * 4096 * 2) / (gpu.gemv_efficiency * 60e9) + (gpu.tensor_latency_s or 0.0)
     assert st.memory_ms == pytest.approx(expect * 1e3, rel=1e-3)

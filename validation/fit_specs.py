@@ -252,8 +252,8 @@ def _sparse_ratio_fn(plan):
         c = cost_step(step, dataclasses.replace(plan, platform=plat))
         g = plat.gpu
         floor = class_floor(g, "gemm")
-        dense = max(floor, c.parts["dense_s"]) + g.launch_overhead_s
-        sparse = max(floor, c.parts["sparse_s"]) + g.launch_overhead_s
+        dense = max(floor, c.parts.dense_s) + g.launch_overhead_s
+        sparse = max(floor, c.parts.sparse_s) + g.launch_overhead_s
         return sparse / dense
     return fn
 

@@ -180,14 +180,15 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
             return dense
         ok, why = sparse_eligible(step, cs, dla)
         if not ok:
-            dense.parts.update(sparse="ineligible", sparse_reason=why)
+            dense.parts.sparse, dense.parts.sparse_reason = "ineligible", why
             return dense
         sp = _conv_cost(step, g, plat, cs, True)
-        times = {"dense_s": dense.total_s, "sparse_s": sp.total_s}
+        for c in (dense, sp):
+            c.parts.dense_s, c.parts.sparse_s = dense.total_s, sp.total_s
         if sp.total_s < dense.total_s:
-            sp.parts.update(sparse="used", **times)
+            sp.parts.sparse = "used"
             return sp
-        dense.parts.update(sparse="too_small", sparse_reason=_no_gain(dense), **times)
+        dense.parts.sparse, dense.parts.sparse_reason = "too_small", _no_gain(dense)
         return dense
     return _sdp_cost(step, g, plat)
 
@@ -225,7 +226,7 @@ def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool
             _CONV.clear()
         hit = _CONV[key] = (plat, _conv_cost_of(plat, cs, p, out_bytes, residual, first, uses_lut, pool, sparse))
     c = hit[1]
-    return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, dict(c.parts))
+    return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts.copy())
 
 
 def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residual: int, first: bool,
@@ -255,9 +256,9 @@ def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residua
     # output rate), plus the MAC efficiency below 1: what explainer/gap.py calls compute_bound
     rate_loss_s = (cycles - run) / (hz * eff) - pad_s + run / hz * (1.0 / eff - 1.0)
     ops = hw_ops(cs, dla, first)
-    return finish(compute, traffic / bw, dla.layer_overhead_s * ops, cs.macs, traffic, hw_ops=ops,
-                  ideal_s=ideal / hz, padding_s=pad_s, rate_loss_s=rate_loss_s,
-                  refetch_bytes=refetch, refetch_s=refetch / bw, weight_stall_s=stall_s,
+    return finish(compute, traffic / bw, dla.layer_overhead_s * ops, cs.macs, traffic,
+                  ideal_s=ideal / hz, padding_s=pad_s, rate_loss_s=rate_loss_s, refetch_s=refetch / bw,
+                  weight_stall_s=stall_s,
                   output_bound=sdp_cycles > mac_cycles or pdp_cycles > mac_cycles)
 
 

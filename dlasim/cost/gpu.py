@@ -49,8 +49,9 @@ from ..hardware import Gpu, Platform
 from ..ir import Graph
 from ..ops import MATMULS
 from ..plan import Step
-from . import StepCost, elems, finish
+from . import StepCost, Tiling, elems, finish
 from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
+from .peaks import gpu_peak_macs_per_s
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 C_ALIGN = {"fp32": 1, "fp16": 8, "int8": 32}
@@ -65,19 +66,18 @@ def padded_channels(c: int, precision: str) -> int:
 
 
 def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list[int]],
-              rate_scale: float = 1.0, efficiency: float | None = None) -> tuple[float, dict]:
-    """Best time over the CTA tiles for an M x N x K GEMM, with tile and wave efficiencies."""
+              rate_scale: float = 1.0, efficiency: float | None = None) -> tuple[float, Tiling | None]:
+    """Best time over the CTA tiles for an M x N x K GEMM, with its tile and wave efficiencies (None: no tiles)."""
     sms = gpu.sm_count * gpu.ctas_per_sm
     fma_s = gpu.fma_per_clk_per_sm(precision) * gpu.clock_hz * rate_scale
     eff = gpu.tensor_efficiency if efficiency is None else efficiency
     t, best = _best_tile(m, n, k, sms, fma_s * eff, tuple(map(tuple, tiles)))
     if best is None:
-        return t, {}
+        return t, None
     tm, tn, tk, nt, waves, kp = best
     # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM: with tile, wave and K
     # efficiency and the channel alignment it makes up time / ideal (explainer/gap.py splits the time by them)
-    return t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn), "wave_eff": nt / (waves * sms),
-               "k_eff": k / kp, "rate_eff": eff * gpu.ctas_per_sm}
+    return t, Tiling(m * n / (nt * tm * tn), nt / (waves * sms), k / kp, eff * gpu.ctas_per_sm)
 
 
 # A pure function of its arguments (all values, no spec objects), so a cached result is never stale. The
@@ -208,79 +208,78 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     if op == "MatMul" and not g.tensors[step.anchor.inputs[1]].const:
         in_bytes, w_bytes = in_bytes + w_bytes, 0     # both operands are activations (attention MatMul)
     macs = cs.macs
-    peak = gpu.sm_count * gpu.fma_per_clk_per_sm(p) * gpu.clock_hz
+    peak = gpu_peak_macs_per_s(gpu, p)
     ideal = macs / peak
     floor = class_floor(gpu, cls)
-    launch, depsep = gpu.launch_overhead_s, {}
+    launch, paired = gpu.launch_overhead_s, {}
     if step.output_on_chip is not None:
         # one kernel with its reader (passes/fuse.py: DepSep, ConvActPool): the output stays on chip
         out_bytes = 0
-        depsep = {"onchip_output": step.output_on_chip.partner}
     if step.input_on_chip is not None:
         # the pointwise half of the DepSep kernel: its input never left the chip, and it is the same kernel
         # as the depthwise half, which paid the launch and the floor
         in_bytes -= elems(step.inputs[:1]) * b
         floor, launch = 0.0, 0.0
-        depsep["depsep"] = "pointwise"
+        paired["fused_with"] = step.input_on_chip.partner
     if cls == "depthwise":
         # depthwise: CUDA-core kernel, memory bound in practice (gpu_tensorrt.md s5.2): its class bandwidth share
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * (2 if p != "fp32" else 1))
-        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
+        mem, _ = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat)
         return finish(compute, mem, launch, macs, in_bytes + out_bytes + w_bytes, floor,
-                      ideal_s=ideal, kernel_class=cls, l2_share=l2, **depsep)
+                      ideal_s=ideal, kernel_class=cls, **paired)
     if cls == "gemv":
         # too few rows for a CTA tile: a weight stream at the class's DRAM share; the MACs at the tensor rate
         compute = macs / (peak * gpu.tensor_efficiency)
-        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat, sm_limited=False)
+        mem, _ = memory_time(in_bytes + out_bytes, w_bytes, class_efficiency(gpu, cls), plat, sm_limited=False)
         ramp = gpu.tensor_latency_s or 0.0             # the same kernel ramp/tail as a tensor-core kernel
         return finish(compute, mem + ramp, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
-                      ideal_s=ideal, kernel_class=cls, l2_share=l2, stream_ramp_s=ramp)
+                      ideal_s=ideal, kernel_class=cls, stream_ramp_s=ramp)
     share = class_efficiency(gpu, cls)
     if step.simt:
         # an FP32 image-input conv on a TF32 GPU: CUDA-core implicit GEMM (passes/place.py), no tensor tiles
         compute = macs / (gpu.sm_count * gpu.cuda_core_fma_per_clk_per_sm * gpu.clock_hz * gpu.tensor_efficiency)
-        mem, l2 = memory_time(in_bytes + out_bytes, w_bytes, share, plat)
+        mem, _ = memory_time(in_bytes + out_bytes, w_bytes, share, plat)
         return finish(compute, mem, gpu.launch_overhead_s, macs, in_bytes + out_bytes + w_bytes, floor,
-                      ideal_s=ideal, kernel="simt", kernel_class=cls, l2_share=l2)
+                      ideal_s=ideal, simt=True, kernel_class=cls)
     cg = padded_channels(cs.c // cs.groups, p)
     m = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
     n, k = cs.k // cs.groups, cg * cs.r * cs.s
     eff = gpu.tensor_efficiency
-    dense, info = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p))
+    dense, tiling = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p))
     dense *= cs.groups
     if gpu.tensor_latency_s:
         dense += gpu.tensor_latency_s
     compute = dense
-    parts = {"ideal_s": ideal, **info, "sparse": "off", "kernel_class": cls}
-    if gpu.tensor_latency_s:
-        parts["ramp_s"] = gpu.tensor_latency_s       # inside compute_s: the fixed ramp/tail of the kernel
-    residual = elems(step.inputs[1:]) * bo
     act = in_bytes + out_bytes
+    # the 2:4 outcome (CostParts sparse, sparse_reason, dense_s, sparse_s, sparse_tiling)
+    state, why, dense_t, sparse_t, stiling = "off", "", 0.0, 0.0, None
     if sparsity != "disable":
         ok, why = sparse_eligible(step, g, cs, gpu, p)
         if not ok:
-            parts.update(sparse="ineligible", sparse_reason=why)
+            state = "ineligible"
         else:
             # sparse tiles run at 2x the dense rate times sparse_efficiency (relative to dense), which
             # grows with the GEMM K over which the sparse prologue/metadata cost is amortised
             s_eff = eff * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
-            sp, sinfo = gemm_time(m, n, k, gpu, p, gpu.sparse_cta_tiles or gpu.cta_tiles(p), 2.0, s_eff)
+            sp, stiling = gemm_time(m, n, k, gpu, p, gpu.sparse_cta_tiles or gpu.cta_tiles(p), 2.0, s_eff)
             sp = sp * cs.groups + (gpu.tensor_latency_s or 0.0)
             sp_bytes = sparse_weight_bytes(w_elems, b)   # half the values + 2 bits of index per kept value
             dense_t = max(dense, memory_time(act, w_bytes, share, plat)[0])
             sparse_t = max(sp, memory_time(act, sp_bytes, share, plat)[0])
-            parts.update(dense_s=dense_t, sparse_s=sparse_t, sparse_tile=sinfo.get("tile"))
             if sparse_t < dense_t:
                 compute, w_bytes = sp, sp_bytes
-                parts.update(sparse="used", **{f"sparse_{k_}": v for k_, v in sinfo.items()})
+                state = "used"
             else:
-                parts.update(sparse="too_small", sparse_reason="the dense kernel is as fast or faster")
+                state, why, stiling = "too_small", "the dense kernel is as fast or faster", None
+    float_io = 0.0
     if bo != b:      # the bytes the higher-precision output and residual add over INT8 ones
-        parts["float_io_s"] = (elems(step.outputs) + elems(step.inputs[1:])) * (bo - b) / (
+        float_io = (elems(step.outputs) + elems(step.inputs[1:])) * (bo - b) / (
             plat.memory.dram_bandwidth_bytes_per_s * share * sm_stream_scale(plat))
-    mem, l2 = memory_time(act, w_bytes, share, plat)
-    return finish(compute, mem, launch, macs, act + w_bytes, floor,
-                  residual_bytes=residual, l2_share=l2, **parts, **depsep)
+    mem, _ = memory_time(act, w_bytes, share, plat)
+    # ramp_s: inside compute_s, the fixed ramp/tail of the kernel
+    return finish(compute, mem, launch, macs, act + w_bytes, floor, ideal_s=ideal, tiling=tiling, kernel_class=cls,
+                  ramp_s=gpu.tensor_latency_s or 0.0, sparse=state, sparse_reason=why, dense_s=dense_t,
+                  sparse_s=sparse_t, sparse_tiling=stiling, float_io_s=float_io, **paired)
 
 
 def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") -> StepCost:
@@ -322,8 +321,8 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
         flags = {"unmodelled": True}
         nbytes *= 2
     # reductions, pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels of their class
-    mem, l2 = memory_time(nbytes, 0, class_efficiency(gpu, cls), plat)
-    return finish(0.0, mem, launch, 0, nbytes, floor, kernel_class=cls, l2_share=l2, **flags)
+    mem, _ = memory_time(nbytes, 0, class_efficiency(gpu, cls), plat)
+    return finish(0.0, mem, launch, 0, nbytes, floor, kernel_class=cls, **flags)
 
 
 def transpose_is_view(shape, perm) -> bool:

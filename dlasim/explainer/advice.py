@@ -193,7 +193,7 @@ def advise_int8_weights(cfg: Config, est: Estimate, found: Findings) -> list[Cha
     """FP16 DLA convs whose weight fetches stall the MAC array: INT8 halves the weights (cost/dla.py)."""
     if est.device != "dla" or est.precision != "fp16" or "cbuf_refetch" not in found.codes[:3]:
         return []
-    stalled = [r.name for r in est.steps if r.parts.get("weight_stall_s", 0.0) > 0]
+    stalled = [r.name for r in est.steps if r.parts.weight_stall_s > 0]
     if not stalled:
         return []
     return [Change("int8_weights", f"run in INT8 (calibration or QAT scales): the FP16 weights of {listed(stalled)} "

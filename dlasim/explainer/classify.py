@@ -30,8 +30,8 @@ def outcome(row: StepRow, ctx: Expectation) -> str | None:
         return "fallback"
     if row.precision != ctx.precision and ctx.precision == "int8":
         return "precision_unsupported"
-    if ctx.sparse and row.macs and row.parts.get("sparse") != "used":
-        return "sparse_too_small" if row.parts.get("sparse") == "too_small" else "sparse_ineligible"
+    if ctx.sparse and row.macs and row.parts.sparse != "used":
+        return "sparse_too_small" if row.parts.sparse == "too_small" else "sparse_ineligible"
     return None
 
 
@@ -98,7 +98,7 @@ def _step_cause(step, row, plan, measured_ms: float | None) -> str:
         return "reformat"
     if step.kind == "overhead":
         return "overhead"
-    parts = row.parts or {}
+    parts = row.parts
     if step.device == "gpu" and plat.gpu is not None and measured_ms is not None:
         floor_ms = (step_kernel_floor(step, plan.graph, plat.gpu) + plat.gpu.launch_overhead_s) * 1e3
         if measured_ms <= NEAR_FLOOR * floor_ms:
@@ -106,15 +106,17 @@ def _step_cause(step, row, plan, measured_ms: float | None) -> str:
     if row.bound == "overhead":
         return "overhead"
     if row.bound == "memory":
-        if parts.get("refetch_s", 0) > 0.2 * max(row.memory_ms, 1e-12) * 1e-3:
+        if parts.refetch_s > 0.2 * max(row.memory_ms, 1e-12) * 1e-3:
             return "cbuf_refetch"
         return "memory_bound"
     t = max(row.compute_ms * 1e-3, 1e-15)
-    if parts.get("padding_s", 0) > 0.2 * t or parts.get("k_eff", 1.0) < 0.75 or _gpu_padding(step, plan) > 1.25:
+    tiling = parts.tiling             # the dense kernel's tiles (GPU implicit GEMM), None elsewhere
+    if (parts.padding_s > 0.2 * t or tiling is not None and tiling.k_eff < 0.75
+            or _gpu_padding(step, plan) > 1.25):
         return "channel_padding"
-    if parts.get("tile_eff", 1.0) < 0.75:
+    if tiling is not None and tiling.tile_eff < 0.75:
         return "tile_quantization"
-    if parts.get("wave_eff", 1.0) < 0.75:
+    if tiling is not None and tiling.wave_eff < 0.75:
         return "wave_quantization"
     return "compute_bound"
 

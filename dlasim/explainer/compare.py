@@ -144,7 +144,7 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
             replace(base, opts={**base.opts, key: int(v) if key == "batch" else v}) for v in values]
     labels = [_label(key, v) for v in values]
     ests = [c.estimate(label=lab) for c, lab in zip(cfgs, labels)]
-    ctx1, ctx2 = Expectation.of(cfgs[0]), Expectation.of(cfgs[1])
+    ctx1, ctx2 = Expectation.of(cfgs[0], ests[0]), Expectation.of(cfgs[1], ests[1])
     ideal = ideal_speedup(key, values[0], values[1], ctx1, ctx2)
     e1, e2 = ests[:2]
     groups = match_steps(e1.steps, e2.steps)

@@ -1,33 +1,16 @@
 """Peaks and the naive expectation: every MAC at the peak of one DLA core or the GPU (doubled for 2:4).
 
-Sources (../shared/reference): dla.md s1.2 (peak = atomic C x K x clock), s3.1 (one network per DLA core,
-FP16/INT8 only); gpu_tensorrt.md s1.1 (GPU peaks).
+The peaks are the estimate's (cost/peaks.py: dla.md s1.2, s3.1; gpu_tensorrt.md s1.1), at the precision the
+device runs for the one asked (dlasim.precision.run_precision).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..hardware import Platform
 from ..ir import Graph
+from ..precision import run_precision
+from ..report import Estimate
 from .config import Config
-
-
-def run_precision(hw: Platform, device: str, precision: str) -> str:
-    """The precision `device` runs for a requested one (the DLA runs FP16 or INT8 only, dla.md s3.1)."""
-    if device == "dla":
-        p = "int8" if precision in ("int8", "best") else "fp16"
-        have = [q for q in hw.dla.precisions if q != "fp32" and hw.dla.macs_per_cycle(q)]
-        return p if p in have else have[0]
-    return "int8" if precision == "best" else precision
-
-
-def peak_macs_per_s(hw: Platform, device: str, precision: str) -> float:
-    """Dense peak: one DLA core = atomic C x atomic K x clock (dla.md s1.2; TensorRT runs a network on one
-    core, s3.1); GPU = SMs x FMA/clk/SM x clock (gpu_tensorrt.md s1.1)."""
-    p = run_precision(hw, device, precision)
-    if device == "dla":
-        return hw.dla.macs_per_cycle(p) * hw.dla.clock_hz
-    return hw.gpu.sm_count * hw.gpu.fma_per_clk_per_sm(p) * hw.gpu.clock_hz
 
 
 @dataclass(frozen=True)
@@ -40,10 +23,13 @@ class Expectation:
     peak: float                  # dense MAC/s
 
     @classmethod
-    def of(cls, cfg: Config) -> "Expectation":
-        dev, prec = cfg.opts["device"], cfg.opts["precision"]
-        return cls(cfg.graph, dev, run_precision(cfg.hw, dev, prec), cfg.opts["sparsity"] != "disable",
-                   peak_macs_per_s(cfg.hw, dev, prec))
+    def of(cls, cfg: Config, est: Estimate) -> "Expectation":
+        """The expectation of `cfg` from its estimate's device peaks, at the precision the device runs for the
+        one asked."""
+        dev = cfg.opts["device"]
+        peak = est.peaks[dev]
+        prec = run_precision(dev, cfg.opts["precision"], peak.precisions)
+        return cls(cfg.graph, dev, prec, cfg.opts["sparsity"] != "disable", peak.rate(prec))
 
     @property
     def rate(self) -> float:

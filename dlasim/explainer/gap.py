@@ -42,26 +42,26 @@ def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
         return {"ideal": ideal, "fallback": t - ideal}
     p = row.parts
     out = {"ideal": ideal}
-    state = p.get("sparse", "off")
+    state = p.sparse
     used = state == "used"
     dense_exp = row.macs / ctx.peak * 1e3                  # dense, at the expected precision's peak
     if ctx.sparse and row.macs and not used:
         out["sparse_too_small" if state == "too_small" else "sparse_ineligible"] = dense_exp - ideal
-    dense_run = p["ideal_s"] * 1e3 if "ideal_s" in p else dense_exp
+    dense_run = p.ideal_s * 1e3 if p.ideal_s is not None else dense_exp
     if row.precision != ctx.precision and row.macs:
         out["precision_unsupported"] = (dense_run - dense_exp) / (2 if used else 1)
     run = dense_run / 2 if used else dense_run
     for code, ms in _compute_losses(row, ctx, run).items():
         out[code] = out.get(code, 0.0) + ms
     excess = max(0.0, row.memory_ms - row.compute_ms)
-    refetch = min(p.get("refetch_s", 0.0) * 1e3, excess)
-    wide = min(p.get("float_io_s", 0.0) * 1e3, excess - refetch)
+    refetch = min(p.refetch_s * 1e3, excess)
+    wide = min(p.float_io_s * 1e3, excess - refetch)
     out["cbuf_refetch"] = out.get("cbuf_refetch", 0.0) + refetch
     if wide:
         out["precision_unsupported"] = out.get("precision_unsupported", 0.0) + wide
-    stream_ramp = min(p.get("stream_ramp_s", 0.0) * 1e3, excess - refetch - wide)   # a GEMV's ramp (cost/gpu.py)
+    stream_ramp = min(p.stream_ramp_s * 1e3, excess - refetch - wide)   # a GEMV's ramp (cost/gpu.py)
     out["memory_bound"] = excess - refetch - wide - stream_ramp
-    out["overhead"] = out.get("overhead", 0.0) + row.overhead_ms + p.get("floor_s", 0.0) * 1e3 + stream_ramp
+    out["overhead"] = out.get("overhead", 0.0) + row.overhead_ms + p.floor_s * 1e3 + stream_ramp
     out["other"] = t - sum(out.values())
     return out
 
@@ -75,18 +75,18 @@ def _compute_losses(row: StepRow, ctx: Expectation, run: float) -> dict[str, flo
     loss = row.compute_ms - run
     p = row.parts
     if row.device == "dla":
-        if "rate_loss_s" not in p:
+        if p.rate_loss_s is None:
             return {"compute_bound": loss}
-        return {"channel_padding": p.get("padding_s", 0.0) * 1e3, "cbuf_refetch": p.get("weight_stall_s", 0.0) * 1e3,
-                "compute_bound": p["rate_loss_s"] * 1e3}
-    pre = "sparse_" if p.get("sparse") == "used" else ""
-    if pre + "tile_eff" not in p or pre + "rate_eff" not in p or run <= 0 or row.compute_ms <= 0:
+        return {"channel_padding": p.padding_s * 1e3, "cbuf_refetch": p.weight_stall_s * 1e3,
+                "compute_bound": p.rate_loss_s * 1e3}
+    tiling = p.sparse_tiling if p.sparse == "used" else p.tiling
+    if tiling is None or run <= 0 or row.compute_ms <= 0:
         return {"compute_bound": loss}
-    ramp = p.get("ramp_s", 0.0) * 1e3          # the kernel's fixed ramp/tail inside compute: overhead
+    ramp = p.ramp_s * 1e3          # the kernel's fixed ramp/tail inside compute: overhead
     body = row.compute_ms - ramp
-    factors = {"channel_padding": _channel_align(row, ctx) / p.get(pre + "k_eff", 1.0),
-               "tile_quantization": 1.0 / p[pre + "tile_eff"], "wave_quantization": 1.0 / p[pre + "wave_eff"],
-               "compute_bound": 1.0 / p[pre + "rate_eff"]}
+    factors = {"channel_padding": _channel_align(row, ctx) / tiling.k_eff,
+               "tile_quantization": 1.0 / tiling.tile_eff, "wave_quantization": 1.0 / tiling.wave_eff,
+               "compute_bound": 1.0 / tiling.rate_eff}
     total = math.log(body / run)
     out = {"overhead": ramp} if ramp else {}
     if abs(total) < 1e-12:
@@ -142,7 +142,7 @@ def amounts(rows: list[StepRow], ctx: Expectation) -> dict[str, float]:
     sparse, precision), otherwise the summed part (copies, launches, losses)."""
     out = totals_by_cause(rows, ctx)
     wide = sum(step_parts(r, ctx).get("precision_unsupported", 0.0) for r in rows
-               if r.kind == "layer" and r.parts.get("float_io_s") and outcome(r, ctx) is None)
+               if r.kind == "layer" and r.parts.float_io_s and outcome(r, ctx) is None)
     for code in OUTCOME_CODES:
         out[code] = sum(r.time_ms for r in rows if outcome(r, ctx) == code)
     out["precision_unsupported"] += wide

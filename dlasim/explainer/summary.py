@@ -32,7 +32,7 @@ def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3) -> s
         by_ch = Counter(f"{c}->{k}" for c, k in filter(None, chans))
         text += "; channels C->K: " + ", ".join(f"{ck} ({k})" for ck, k in by_ch.most_common(8))
     if code in ("fallback", "precision_unsupported") + SPARSE_CODES:
-        why = Counter(r.parts.get("sparse_reason", "") if code in SPARSE_CODES else r.reason for r in hits)
+        why = Counter(r.parts.sparse_reason if code in SPARSE_CODES else r.reason for r in hits)
         text += " (" + "; ".join(f"{w} ({k})" for w, k in why.most_common(3) if w) + ")"
     return text + (_wide_io(rows, ctx, n) if code == "precision_unsupported" else "")
 
@@ -41,7 +41,7 @@ def _wide_io(rows: list[StepRow], ctx: Expectation, n: int = 3) -> str:
     """INT8 layers that write (and read their fused residual in) FP16/FP32 because no Q follows them
     (passes/qdq.py rule 3): their extra DRAM time, the part of precision_unsupported they carry."""
     hits = [(step_parts(r, ctx).get("precision_unsupported", 0.0), r) for r in rows
-            if r.kind == "layer" and r.parts.get("float_io_s") and outcome(r, ctx) is None]
+            if r.kind == "layer" and r.parts.float_io_s and outcome(r, ctx) is None]
     hits = sorted([h for h in hits if h[0] > 1e-9], key=lambda h: -h[0])
     if not hits:
         return ""

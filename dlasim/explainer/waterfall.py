@@ -75,7 +75,7 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
     The cause entries sum to predicted - ideal."""
     cfg = Config.load(model, hw, opts)
     e = cfg.estimate()
-    ctx = Expectation.of(cfg)
+    ctx = Expectation.of(cfg, e)
     ideal = ctx.ideal_ms(e.macs)
     parts = totals_by_cause(e.steps, ctx)
     unexplained = parts.pop("other", 0.0) + parts.pop("ideal", 0.0) - ideal
@@ -100,8 +100,8 @@ def sparse_gains(rows: list[StepRow], ctx: Expectation) -> list[dict]:
     out = []
     for r in rows:
         p = r.parts
-        if p.get("sparse") == "used" and "dense_s" in p:
+        if p.sparse == "used":
             ck = _channels(r, ctx)
             out.append({"name": r.layers[0] if r.layers else r.name, "channels": f"{ck[0]}->{ck[1]}" if ck else "?",
-                        "dense_ms": p["dense_s"] * 1e3, "sparse_ms": p["sparse_s"] * 1e3})
+                        "dense_ms": p.dense_s * 1e3, "sparse_ms": p.sparse_s * 1e3})
     return sorted(out, key=lambda d: d["sparse_ms"] - d["dense_ms"])

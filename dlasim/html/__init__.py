@@ -8,8 +8,8 @@ so a page opens offline and can be mailed around. The pictures:
              transition, a marker at each DLA loadable launch and a strip under each loadable's span;
 - bars:      the ~40 longest steps, coloured by what bounds them (compute, memory, overhead);
 - roofline:  layer steps at arithmetic intensity (2*MACs/bytes) vs achieved ops/s, log-log, under the
-             device roofs (peak ops/s and DRAM bandwidth) taken from the platform spec when it can be
-             found, or inferred from the cost rows otherwise;
+             device roofs (peak ops/s and DRAM bandwidth): the estimate's device peaks (Estimate.peaks,
+             computed once by the cost model), or inferred from the cost rows for an estimate given as a dict;
 - waterfall: (explain, compare) from the ideal time through each cause to the predicted time.
 
 The renderers read plain dicts (the `to_dict()` forms of Estimate, ExplainResult and CompareResult), so

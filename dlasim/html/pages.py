@@ -89,7 +89,7 @@ def _figure(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{_e(caption)}</figcaption></figure>"
 
 
-def _estimate_sections(d: dict, peak=None, bandwidth=None, platform=None) -> list[str]:
+def _estimate_sections(d: dict, peak=None, bandwidth=None) -> list[str]:
     kinds = {}
     for s in d["steps"]:
         kinds[s["kind"]] = kinds.get(s["kind"], 0) + 1
@@ -105,7 +105,7 @@ def _estimate_sections(d: dict, peak=None, bandwidth=None, platform=None) -> lis
         f"<h2>Longest {top} steps</h2>",
         _figure(bars_svg(d), "Coloured by what bounds the step; the tag says where it runs."),
         "<h2>Roofline</h2>",
-        _figure(roofline_svg(d, peak=peak, bandwidth=bandwidth, platform=platform),
+        _figure(roofline_svg(d, peak=peak, bandwidth=bandwidth),
                 "Each layer step with MACs at its arithmetic intensity and achieved rate (2\u00b7MACs / predicted "
                 "time). Points far below their roof lose time to overhead, padding or refetches; points left of "
                 "the ridge are bound by DRAM bandwidth."),
@@ -166,20 +166,20 @@ def _measured_html(rows) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ pages
-def estimate_page(e, peak=None, bandwidth=None, platform=None) -> str:
+def estimate_page(e, peak=None, bandwidth=None) -> str:
     """The page for one Estimate (object or its to_dict())."""
     d = _est(e)
     title = f"dlasim: {d.get('model', '?')} on {d.get('hardware', '?')} ({d.get('device')}, {d.get('precision')}, " \
             f"batch {d.get('batch')}): {_fmt_ms(d['total_ms'])} ms"
-    return _page(title, [_header(d)] + _estimate_sections(d, peak, bandwidth, platform))
+    return _page(title, [_header(d)] + _estimate_sections(d, peak, bandwidth))
 
 
-def explain_page(result, peak=None, bandwidth=None, platform=None) -> str:
+def explain_page(result, peak=None, bandwidth=None) -> str:
     """The estimate page plus the causes waterfall (ideal -> predicted) and the advice."""
     r = _as_dict(result)
-    est = r.get("estimate")
+    est = getattr(result, "estimate", None)          # the record (its device peaks set the roofs)
     if est is None:
-        est = getattr(result, "estimate", None)
+        est = r.get("estimate")
     if est is None and "steps" in r:
         est = r
     d = _est(est or {})
@@ -198,7 +198,7 @@ def explain_page(result, peak=None, bandwidth=None, platform=None) -> str:
             _causes_table(causes, predicted - ideal),
             _advice_html(r.get("advice")),
             _measured_html(r.get("rows"))]
-    body += _estimate_sections(d, peak, bandwidth, platform)
+    body += _estimate_sections(d, peak, bandwidth)
     return _page(title, body)
 
 

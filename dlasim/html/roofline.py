@@ -4,29 +4,22 @@ from __future__ import annotations
 
 import math
 
+from ..precision import run_precision
 from .common import BOUND_COLOURS, DEVICE_COLOURS, _c, _e, _est, _legend, _si, _step_title, _svg_open
 
 
-def _platform_roofs(d: dict, platform=None) -> tuple[dict, str]:
-    """{device: (peak ops/s, bytes/s)} from the platform spec (the estimate's hardware name), if found."""
-    try:
-        from ..hardware import Platform, hardware
-        plat = platform if isinstance(platform, Platform) else hardware(platform or d.get("hardware"))
-    except Exception:  # noqa: BLE001 - a custom spec path, or no spec: infer from rows instead
-        return {}, ""
-    prec = str(d.get("precision") or "fp16")
-    prec = "int8" if prec == "best" else prec
-    bw = plat.memory.dram_bandwidth_bytes_per_s
-    roofs = {}
-    try:
-        if plat.dla is not None:
-            dprec = prec if prec in plat.dla.precisions else ("fp16" if "fp16" in plat.dla.precisions else "int8")
-            roofs["dla"] = (2.0 * plat.dla.macs_per_cycle(dprec) * plat.dla.clock_hz, bw)
-        if plat.gpu is not None:
-            roofs["gpu"] = (2.0 * plat.gpu.sm_count * plat.gpu.fma_per_clk_per_sm(prec) * plat.gpu.clock_hz, bw)
-    except Exception:  # noqa: BLE001
-        return {}, ""
-    return roofs, f"spec {plat.label}, {prec}"
+def _estimate_roofs(d: dict, devices: list[str]) -> tuple[dict, str]:
+    """{device: (peak ops/s, bytes/s)} from the estimate's device peaks (Estimate.peaks, from the platform spec),
+    at the precision each device runs for the one asked; none for an estimate given as a dict."""
+    peaks = getattr(d.get("_hw_obj"), "peaks", None) or {}
+    asked = str(d.get("precision") or "fp16")
+    roofs, precs = {}, []
+    for dev in devices:
+        if dev in peaks:
+            p = run_precision(dev, asked, peaks[dev].precisions)
+            roofs[dev] = (2.0 * peaks[dev].rate(p), peaks[dev].dram_bytes_per_s)
+            precs.append(p)
+    return roofs, (f"spec {d.get('hardware')}, {', '.join(dict.fromkeys(precs))}" if roofs else "")
 
 
 def _inferred_roofs(points: list[dict]) -> dict:
@@ -72,12 +65,12 @@ def _free_spot(spots, circles):
     return None if best is None else (best[0], best[1])
 
 
-def roofline_svg(est, sid: str = "roofline", peak=None, bandwidth=None, platform=None,
+def roofline_svg(est, sid: str = "roofline", peak=None, bandwidth=None,
                  width: int = 760, height: int = 484) -> str:
     """Layer steps: arithmetic intensity (2*MACs/bytes, ops/byte) vs achieved ops/s, log-log, under the roofs.
 
     `peak` (ops/s) and `bandwidth` (bytes/s) may be numbers (every device) or {device: number}; otherwise
-    the roofs come from the platform spec, or are inferred from the rows' compute/memory parts.
+    the roofs are the estimate's device peaks (Estimate.peaks), or are inferred from the rows' compute/memory parts.
     """
     d = est if isinstance(est, dict) and "_hw_obj" in est else _est(est)
     pts = [s for s in d["steps"] if s["kind"] == "layer" and s["macs"] > 0 and s["bytes"] > 0 and s["time_ms"] > 0]
@@ -94,7 +87,7 @@ def roofline_svg(est, sid: str = "roofline", peak=None, bandwidth=None, platform
             if p and b:
                 roofs[dev] = (float(p), float(b))
     else:
-        roofs, src = _platform_roofs(d, platform)
+        roofs, src = _estimate_roofs(d, devices)
         if not roofs:
             roofs, src = _inferred_roofs(pts), "inferred from the cost rows"
     roofs = {k: v for k, v in roofs.items() if k in devices}

@@ -11,7 +11,9 @@ from .. import rules
 from ..errors import BuildError
 from ..ops import QDQ          # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
 from ..plan import Decision
+from ..precision import run_precision
 from .dla_support import check_layer
+
 
 def check_dla_support(plan) -> None:
     """Annotate every step with whether the DLA can run it (only when targeting the DLA)."""
@@ -20,7 +22,7 @@ def check_dla_support(plan) -> None:
     dla = plan.platform.dla
     if dla is None:
         raise BuildError(f"{plan.platform.name} has no DLA; use device='gpu' (--device gpu)")
-    prec = "fp16" if plan.precision == "fp32" else ("int8" if plan.precision == "best" else plan.precision)
+    prec = run_precision("dla", plan.precision, dla.precisions)
     g, batch = plan.graph, plan.batch
     supported = frozenset(dla.support.ops)      # built once per build: a set lookup per layer, not a list scan
     for step in plan.steps:
@@ -71,11 +73,9 @@ def assign_precision(plan) -> None:
     want = plan.precision
     dla = plan.platform.dla
     # read once per build, not per step
-    dla_p = "int8" if want in ("int8", "best") else "fp16"
-    if dla is not None and dla_p not in dla.precisions:
-        dla_p = dla.precisions[0]
+    dla_p = run_precision("dla", want, dla.precisions) if dla is not None else None
     dla_fp16_only = frozenset(dla.support.int8_fp16_only_ops) if dla is not None else frozenset()
-    gpu_p = "int8" if want == "best" else want
+    gpu_p = run_precision("gpu", want)
     tf32 = plan.platform.gpu is not None and plan.platform.gpu.tf32
     gpu_int8_ops = rules.RULES.gpu_int8_ops     # hardware_specs/rules/precision.toml
     g = plan.graph
