@@ -43,6 +43,7 @@ def test_batch_and_shapes_errors_are_model_errors():
     lambda: dlasim.explain("zoo:resnet18", precison="int8"),
     lambda: dlasim.compare("zoo:resnet18", vary={"batch": [1, 2]}, precison="int8"),
     lambda: BuildOptions.of(precison="int8"),
+    lambda: dlasim.estimate_many(["zoo:resnet18"], precison="int8"),
 ])
 def test_unknown_option_is_an_error_naming_it(call):
     with pytest.raises(DlasimError, match=r"^unknown option 'precison' \(known: device, precision, batch, "):
