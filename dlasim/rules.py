@@ -28,6 +28,7 @@ RULES_DIR = spec_dir() / "rules"
 @dataclass(frozen=True)
 class Formats:
     channel_align: Mapping[str, int]            # format -> C rounded up to a multiple of this
+    native: Mapping[tuple[str, str], str]       # (device, precision or "tf32") -> the format its convs use
     dla_inputs: Mapping[str, frozenset]         # precision -> the formats a DLA loadable reads
     dla_outputs: Mapping[str, frozenset]        # precision -> the formats a DLA loadable writes
     gpu_linear_only_ops: frozenset              # GPU kernels that read and write the linear format only
@@ -119,6 +120,13 @@ def load_rules(folder: str | Path = RULES_DIR) -> Rules:
 
     path, fm = _read(folder, "formats.toml")
     align = _values(path, fm, "channel_align", "c", int)
+    native = {}
+    for key, fmt in _values(path, fm, "native_formats", "format", str).items():
+        device, _, prec = key.partition("_")
+        if device not in ("dla", "gpu") or fmt not in align:
+            raise SpecError(f"{path}: [native_formats] {key}: expected dla_PRECISION or gpu_PRECISION and a format "
+                            f"of [channel_align], got {fmt!r}")
+        native[(device, prec)] = fmt
     io = {}
     for table in ("dla_input_formats", "dla_output_formats"):
         sets = {k: _str_set(path, table, k, v) for k, v in _values(path, fm, table, "formats", list).items()}
@@ -126,7 +134,7 @@ def load_rules(folder: str | Path = RULES_DIR) -> Rules:
             if not v <= set(align):
                 raise SpecError(f"{path}: [{table}] {k}: {', '.join(sorted(v - set(align)))} not in [channel_align]")
         io[table] = MappingProxyType(sets)
-    formats = Formats(MappingProxyType(align), io["dla_input_formats"], io["dla_output_formats"],
+    formats = Formats(MappingProxyType(align), MappingProxyType(native), io["dla_input_formats"], io["dla_output_formats"],
                       _members(path, fm, "gpu_linear_only_ops"))
 
     path, sp = _read(folder, "sparsity.toml")

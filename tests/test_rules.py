@@ -183,3 +183,15 @@ def test_a_dla_build_is_not_timed_against_other_precisions():
     e = dlasim.estimate("zoo:seed000_conv1x1", "orin-agx", device="dla", precision="fp16")
     assert not any("would run" in w for w in e.warnings)
     assert {r.precision for r in e.steps if r.kind == "layer" and r.device == "dla"} == {"fp16"}
+
+
+def test_the_native_format_table_sets_what_gpu_convolutions_read(tmp_path, monkeypatch):
+    a100 = dlasim.hardware("a100")
+    opts = BuildOptions(device="gpu", precision="fp16")
+    dst = lambda: {s.copy.dst for s in build_plan(_conv_pool(), a100, opts).steps if s.kind == "reformat"
+                   and s.inputs[0].name == "x"}
+    assert dst() == {("fp16", "hwc8")}
+    folder = _copy(tmp_path)
+    _edit(folder, "formats.toml", 'gpu_fp16 = { format = "hwc8",', 'gpu_fp16 = { format = "hwc16",')
+    _with_rules(monkeypatch, folder)
+    assert dst() == {("fp16", "hwc16")}

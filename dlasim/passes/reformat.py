@@ -24,14 +24,14 @@ BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 
 
 def native_format(device: str, precision: str, tf32: bool = False) -> str:
-    """The format an engine's convolutions read and write: DLA kCHW16/kCHW32 (dla.md s1.4); GPU tensor-core
-    FP16 NHWC8 / INT8 NC/32HW32, FP32 channel-major (NHWC) for TF32 kernels, else linear (gpu_tensorrt.md
-    s4.3 format strings; the A100 trex FP32 engine's "Channel major FP32 format")."""
+    """The format an engine's convolutions read and write (hardware_specs/rules/formats.toml [native_formats]):
+    DLA kCHW16/kCHW32; GPU tensor-core FP16 NHWC8 / INT8 NC/32HW32, FP32 channel-major for TF32 kernels, else
+    linear. The DLA has no FP32 (dla.md s3.1): anything but INT8 there is FP16."""
     if device == "dla":
-        return "chw32" if precision == "int8" else "chw16"
-    if precision == "fp32":
-        return "hwc" if tf32 else "linear"
-    return {"fp16": "hwc8", "int8": "chw32"}[precision]
+        precision = "int8" if precision == "int8" else "fp16"
+    elif tf32 and precision == "fp32":
+        precision = "tf32"
+    return rules.RULES.formats.native[(device, precision)]
 
 
 def copy_bytes(shape, src: tuple[str, str], dst: tuple[str, str]) -> tuple[int, int]:
