@@ -29,7 +29,8 @@ from .plan import Plan
 from .report import Estimate
 from .simulate import estimate_plan
 
-# the wider precisions TensorRT may time a GPU build against, by requested precision (fp32 has none)
+# the wider precisions a GPU build may run, by requested precision (fp32 has none): what the precision option
+# allows besides itself (FP32 always; "int8" and "best" also FP16: cli/options.py DEFAULTS_VS_TRTEXEC)
 WIDER = {"fp16": ("fp32",), "int8": ("fp16", "fp32"), "best": ("fp16", "fp32"), "fp32": ()}
 
 

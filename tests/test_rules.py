@@ -63,6 +63,22 @@ def test_an_entry_without_a_source_is_refused_naming_file_and_entry(tmp_path):
         rules.load_rules(folder)
 
 
+def test_a_missing_table_or_a_bad_value_is_refused(tmp_path):
+    folder = _copy(tmp_path)
+    _edit(folder, "rewrites.toml", "[dla]", "[gpu]")
+    with pytest.raises(SpecError, match=r"rewrites.toml: \[dla\]: missing or empty table"):
+        rules.load_rules(folder)
+    folder = _copy(tmp_path / "b")
+    _edit(folder, "formats.toml", "chw32 = { c = 32,", 'chw32 = { c = "32",')
+    with pytest.raises(SpecError, match=r"formats.toml: \[channel_align\] chw32.c: expected int, got '32'"):
+        rules.load_rules(folder)
+    folder = _copy(tmp_path / "c")
+    _edit(folder, "formats.toml", 'int8 = { formats = ["dla_linear", "dla_hwc4", "chw32"]',
+          'int8 = { formats = ["dla_linear", "dla_hwc5", "chw32"]')
+    with pytest.raises(SpecError, match=r"\[dla_input_formats\] int8: dla_hwc5 not in \[channel_align\]"):
+        rules.load_rules(folder)
+
+
 def test_rules_are_immutable():
     r = rules.RULES
     assert isinstance(r.gpu_int8_ops, frozenset) and isinstance(r.sparsity.gpu_ops, frozenset)
