@@ -79,6 +79,9 @@ class BuildOptions:
         unknown = [k for k in options if k not in _NAMES]
         if unknown:
             raise DlasimError(f"unknown option {unknown[0]!r} (known: {', '.join(_NAMES)})")
+        if base is not None and not isinstance(base, BuildOptions):
+            raise DlasimError(f"options={base!r}: expected a BuildOptions record; give the build options as "
+                              f"keywords (device='gpu', precision='int8', ...)")
         given = {k: v for k, v in options.items() if v is not None}
         if base is None:
             return cls(**given)

@@ -50,6 +50,13 @@ def test_unknown_option_is_an_error_naming_it(call):
         call()
 
 
+def test_a_positional_option_that_is_not_a_record_is_refused():
+    # the third positional argument of estimate/build is the record (it was the device before BuildOptions)
+    with pytest.raises(DlasimError, match=r"^options='gpu': expected a BuildOptions record; give the build "
+                                          r"options as keywords"):
+        dlasim.estimate("zoo:resnet18", "orin-agx", "gpu")
+
+
 def test_explain_measured_refuses_an_unknown_option():
     from dlasim.explainer.measured import explain_measured
     with pytest.raises(DlasimError, match=r"^unknown option 'precison'"):
