@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from ._version import __version__
 from .api import build, estimate, load
+from .build_options import BuildOptions
 from .errors import BuildError, DlasimError, ModelError, SpecError
 from .hardware import Platform, hardware
 from .ir import Graph, GraphBuilder
 from .report import Estimate, StepRow
 
 __all__ = ["load", "hardware", "estimate", "estimate_many", "build", "clear_caches", "compare", "explain", "Graph", "GraphBuilder",
-           "Platform", "Estimate", "StepRow", "DlasimError", "ModelError", "SpecError", "BuildError"]
+           "BuildOptions", "Platform", "Estimate", "StepRow", "DlasimError", "ModelError", "SpecError", "BuildError"]
 
 
 def clear_caches() -> None:

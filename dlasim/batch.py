@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from .build_options import BuildOptions
 from .errors import DlasimError
 
 BACKENDS = ("process", "ray")
@@ -75,6 +76,7 @@ def estimate_many(models: Iterable, hw="xavier-agx", workers: int = 1, backend: 
         raise DlasimError(f"estimate_many: backend expected one of {', '.join(BACKENDS)}, got {backend!r}")
     if workers < 1:
         raise DlasimError(f"estimate_many: workers expected a positive integer, got {workers}")
+    BuildOptions.of(**options)   # the shared options are checked once: a bad one fails before any work starts
     jobs = [m if isinstance(m, Job) else Job(m) for m in models]
     total = len(jobs)
     if not total:

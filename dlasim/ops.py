@@ -20,12 +20,15 @@ ACTIVATIONS = frozenset({
 })
 ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pow", "Equal", "Greater", "Less",
                          "Mod", "And", "Or", "Xor", "GreaterOrEqual", "LessOrEqual"})
-POOLS = frozenset({"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
 NORMS = frozenset({"BatchNormalization", "Scale", "InstanceNormalization", "GroupNormalization",
                    "LayerNormalization", "LRN"})
 SHAPE_ONLY = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Transpose"})
 CONVS = frozenset({"Conv", "ConvTranspose"})
 MATMULS = frozenset({"Gemm", "MatMul"})
+# convolutions and matrix products: the only ops with MACs (`macs` counts no other), and the layer that anchors
+# a fused step and sets its cost (the conv of conv + bn + relu)
+MAC_OPS = CONVS | MATMULS
+WINDOW_POOLS = frozenset({"MaxPool", "AveragePool"})              # pools with a kernel window
 QDQ = frozenset({"QuantizeLinear", "DequantizeLinear"})   # explicit quantization: same shape, new dtype
 SAME_SHAPE = ACTIVATIONS | NORMS | QDQ | frozenset({"Identity", "Dropout", "Softmax", "LogSoftmax", "Cast"})
 
@@ -297,9 +300,6 @@ def infer(layer, shapes: Sequence[Shape]) -> list[Shape]:
     if layer.op in ELEMENTWISE and len(shapes) < 1:
         raise ModelError(f"layer {layer.name!r}: {layer.op} needs inputs")
     return fn(layer, [tuple(s) for s in shapes])
-
-
-MAC_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # the ops `macs` counts; every other op is 0
 
 
 def macs(op: str, attrs: dict, in_shapes: Sequence[Shape], out_shapes: Sequence[Shape]) -> int:

@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .build_options import BuildOptions
 from .hardware import Platform
 from .ir import Graph, Layer, Tensor
+from .ops import MAC_OPS
 
-ANCHOR_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})   # ops that set a fused step's cost
 LUT_OPS = frozenset({"Sigmoid", "Tanh"})     # the DLA SDP runs them through its LUT (reference/dla.md s1.3)
 
 
@@ -100,7 +101,7 @@ class Step:
     def anchor(self) -> Layer | None:
         """The layer that sets the step's cost (the conv of conv+bn+relu), else the first member."""
         for l in self.members:
-            if l.op in ANCHOR_OPS:
+            if l.op in MAC_OPS:
                 return l
         return self.members[0] if self.members else None
 
@@ -119,23 +120,38 @@ class Plan:
     """The build result; the passes (dlasim/passes) start from an empty one and fill it in, in order."""
     graph: Graph
     platform: Platform
-    device: str
-    precision: str
-    batch: int
-    gpu_fallback: bool
-    sparsity: str
-    dla_core: int
+    options: BuildOptions       # what the build was asked (gpu_fallback off where the platform has no GPU)
+    batch: int                  # the graph's batch (options.batch may be None: the model's own)
     steps: list[Step] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     fallback: list[Fallback] = field(default_factory=list)
     dla_subgraphs: int = 0
     transitions: int = 0
-    io_formats: dict = field(default_factory=dict)
     alias: dict[str, str] = field(default_factory=dict)   # folded tensor -> the tensor it stands for
     # what the report gives the explain layer besides the costs (simulate.py report_facts: per step facts, the
     # device peaks): made once per plan (a cached plan is estimated again and again), never copied
     # (dataclasses.replace, e.g. with another platform, resets it)
     report_facts: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def device(self) -> str:
+        return self.options.device
+
+    @property
+    def precision(self) -> str:
+        return self.options.precision
+
+    @property
+    def gpu_fallback(self) -> bool:
+        return self.options.gpu_fallback
+
+    @property
+    def sparsity(self) -> str:
+        return self.options.sparsity
+
+    @property
+    def dla_core(self) -> int:
+        return self.options.dla_core
 
     def resolve(self, tensor: str) -> str:
         """The tensor a name stands for after no-op layers were folded away."""

@@ -7,7 +7,8 @@ from .cost import cost_step
 from .cost.geometry import conv_shape
 from .cost.gpu import padded_channels, step_kernel_floor
 from .cost.peaks import device_peaks
-from .plan import ANCHOR_OPS, Plan, Step
+from .ops import MAC_OPS
+from .plan import Plan, Step
 from .report import ConvChannels, CopyRow, Estimate, StepRow
 
 
@@ -67,8 +68,9 @@ def _option_warnings(plan: Plan, rows: list[StepRow]) -> list[str]:
     if plan.precision == "fp32" and dla:
         out.append(f"precision fp32 cannot take effect on the DLA: it has no FP32; its {dla} layer(s) run FP16")
     if plan.precision not in ("int8", "best"):
-        for side, flag in (("inputs", "--inputIOFormats"), ("outputs", "--outputIOFormats")):
-            fmts = [f"{p}:{f}" for p, f in plan.io_formats.get(side, []) if p == "int8"]
+        for side, flag, io in (("inputs", "--inputIOFormats", plan.options.input_io),
+                               ("outputs", "--outputIOFormats", plan.options.output_io)):
+            fmts = [f"{p}:{f}" for p, f in io if p == "int8"]
             if fmts:
                 out.append(f"{flag}={','.join(fmts)} on an {plan.precision.upper()} engine: INT8 I/O does not make "
                            f"the engine INT8; the {side} are converted by reformat copies (add --int8)")
@@ -92,7 +94,7 @@ def conv_channels(step: Step, plan: Plan) -> ConvChannels | None:
     """The channels of the step's Conv/ConvTranspose/Gemm/MatMul anchor (cost/geometry.py conv_shape of the layer
     alone), with the GPU's tensor-core alignment of the input channels per group (cost/gpu.py padded_channels)."""
     a = step.anchor
-    if a is None or a.op not in ANCHOR_OPS:
+    if a is None or a.op not in MAC_OPS:
         return None
     cs = conv_shape(a, plan.graph, step.conv if a is step.members[0] else None)
     cg = cs.c // cs.groups

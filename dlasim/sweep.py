@@ -11,6 +11,7 @@ import itertools
 import json
 from dataclasses import asdict, dataclass
 
+from .build_options import BuildOptions
 from .errors import DlasimError
 
 KEYS = ("precision", "batch", "hw", "device", "sparsity")
@@ -90,21 +91,22 @@ def sweep(model, base: dict, vary: dict, workers: int = 1, backend: str = "proce
         hardware(h)                               # a bad platform fails the whole sweep before any work
     keys = list(vary)
     configs = [dict(zip(keys, combo)) for combo in itertools.product(*(vary[k] for k in keys))]
-    jobs = []
+    jobs, records = [], []
     for c in configs:
         opts = {k: v for k, v in base.items() if k not in ("hw", "shapes")}
         opts.update({k: v for k, v in c.items() if k != "hw"})
-        opts["batch"] = opts.get("batch") or g.batch
-        jobs.append(Job(g, c.get("hw", base["hw"]), opts))
+        o = BuildOptions.of(**opts)                # a bad option fails the whole sweep before any work
+        o = o.replace(batch=o.batch or g.batch)
+        records.append(o)
+        jobs.append(Job(g, c.get("hw", base["hw"]), {**o.as_kwargs(), "shapes": None}))
     results = estimate_many(jobs, base["hw"], workers=workers, backend=backend, progress=progress)
     rows = []
-    for job, r in zip(jobs, results):
-        o = job.options
+    for job, o, r in zip(jobs, records, results):
         ok = r.ok
-        rows.append(dict(hw=r.hardware if ok else hardware(job.hw).label, device=o.get("device", "dla"),
-                         precision=o.get("precision", "fp16"), sparsity=o.get("sparsity", "disable"),
-                         batch=int(o["batch"]), total_ms=r.total_ms if ok else None,
-                         throughput_per_s=(o["batch"] * 1e3 / r.total_ms) if ok and r.total_ms > 0 else None,
+        rows.append(dict(hw=r.hardware if ok else hardware(job.hw).label, device=o.device,
+                         precision=o.precision, sparsity=o.sparsity,
+                         batch=o.batch, total_ms=r.total_ms if ok else None,
+                         throughput_per_s=(o.batch * 1e3 / r.total_ms) if ok and r.total_ms > 0 else None,
                          dla_subgraphs=r.dla_subgraphs if ok else 0, transitions=r.transitions if ok else 0,
                          fallback_layers=len(r.fallback) if ok else 0, error="" if ok else r.message))
     front = pareto([(r["total_ms"], r["throughput_per_s"]) for r in rows])

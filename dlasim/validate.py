@@ -51,13 +51,13 @@ import statistics
 from pathlib import Path
 
 from .errors import DlasimError
+from .ops import MAC_OPS
 from .resources import data_root
 
 ROOT = data_root()                     # case paths (models, data files) are relative to this folder
 CASES = ROOT / "validation" / "cases.csv"
 MODELS = ROOT / "validation" / "models.py"
 
-ANCHOR_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 NOT_TRT_LAYERS = ("Dropout",)
 KINDS = ("estimate", "upper_bound", "magnitude")
 MAGNITUDE_FACTOR = 2.0  # removed by TensorRT's parsers; not counted in layer indices
@@ -248,7 +248,7 @@ def _layer_index(graph) -> dict[str, int]:
 
 def _anchor(step, ops: dict[str, str]) -> str | None:
     for name in step.layers:
-        if ops.get(name) in ANCHOR_OPS:
+        if ops.get(name) in MAC_OPS:
             return name
     return step.layers[0] if step.layers else None
 

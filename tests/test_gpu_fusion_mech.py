@@ -106,3 +106,22 @@ def test_gpu_fusion_takes_its_ops_from_the_spec(tmp_path):
                          if s.kind == "layer"]
     assert layers("a100") == ["c + bn + r"]
     assert layers(str(p)) == ["c", "bn", "r"]
+
+
+def test_a_pointwise_chain_starts_only_at_an_op_the_spec_lets_fuse(tmp_path):
+    # a GPU PWN region starts at a conv/GEMM or at one of the spec's fusable post-ops: with the list cut to
+    # ReLU, Relu -> Relu still runs as one kernel, and Sigmoid -> Relu (Sigmoid no longer listed) as two
+    b = GraphBuilder("pw")
+    x = b.input("x", (1, 64, 28, 28))
+    c = b.conv(x, 64, 3, name="c")
+    g = b.build([b.relu(b.relu(b.op("Add", [c, x], name="add"), name="r1"), name="r2"),
+                 b.relu(b.sigmoid(c, name="s"), name="r3")])
+    text = open(dlasim.hardware("a100").path).read()
+    start = text.index("\nfusable_post_ops = [", text.index("[gpu]"))
+    end = text.index("]", start)
+    p = tmp_path / "a100-relu-only.toml"
+    p.write_text(text[:start] + '\nfusable_post_ops = ["Relu"' + text[end:])
+    layers = [s.name for s in dlasim.estimate(g, str(p), device="gpu", precision="fp16").steps if s.kind == "layer"]
+    assert "r1 + r2" in layers and "s" in layers and "r3" in layers
+    shipped = [s.name for s in dlasim.estimate(g, "a100", device="gpu", precision="fp16").steps if s.kind == "layer"]
+    assert "s + r3" in shipped

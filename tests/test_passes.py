@@ -18,7 +18,7 @@ ORIN = dlasim.hardware("orin-agx")
 def plan(g, hw=XAVIER, **kw):
     kw.setdefault("device", "dla")
     kw.setdefault("precision", "fp16")
-    return build_plan(g, hw, **kw)
+    return build_plan(g, hw, dlasim.BuildOptions(**kw))
 
 
 def conv_bn_relu(b, x, k, **kw):

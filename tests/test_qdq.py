@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 import dlasim
+from dlasim import BuildOptions
 from dlasim import GraphBuilder, ModelError
 from dlasim.zoo.quantized import qdq
 
@@ -148,7 +149,7 @@ def test_graph_without_qdq_is_unchanged_by_the_pass():
     from dlasim.passes import build_plan
     from dlasim.passes.qdq import quantize
     g = dlasim.load("zoo:resnet18")
-    plan = build_plan(g, dlasim.hardware("a100"), "gpu", "int8")
+    plan = build_plan(g, dlasim.hardware("a100"), BuildOptions("gpu", "int8"))
     before = [(s.name, s.precision, s.out_precision) for s in plan.steps]
     quantize(plan)
     assert [(s.name, s.precision, s.out_precision) for s in plan.steps] == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 import dlasim
+from dlasim import BuildOptions
 from dlasim import zoo
 from dlasim.cost import dla as dla_cost
 from dlasim.ir import GraphBuilder
@@ -51,12 +52,12 @@ def _fresh_1x1():
 def test_options_and_platforms_are_part_of_the_key():
     g = _net()
     orin, xavier = dlasim.hardware("orin-agx"), dlasim.hardware("xavier-agx")
-    p1 = cached_plan(g, orin, "dla", "int8")
-    assert cached_plan(g, orin, "dla", "int8") is p1
-    assert cached_plan(g, orin, "dla", "fp16") is not p1
-    assert cached_plan(g, xavier, "dla", "int8").platform is xavier
-    assert cached_plan(g, orin, "dla", "int8", sparsity="enable").sparsity == "enable"
-    assert cached_plan(g, orin, "dla", "int8", gpu_fallback=False).gpu_fallback is False
+    p1 = cached_plan(g, orin, BuildOptions("dla", "int8"))
+    assert cached_plan(g, orin, BuildOptions("dla", "int8")) is p1
+    assert cached_plan(g, orin, BuildOptions("dla", "fp16")) is not p1
+    assert cached_plan(g, xavier, BuildOptions("dla", "int8")).platform is xavier
+    assert cached_plan(g, orin, BuildOptions("dla", "int8", sparsity="enable")).sparsity == "enable"
+    assert cached_plan(g, orin, BuildOptions("dla", "int8", gpu_fallback=False)).gpu_fallback is False
 
 
 def test_cached_estimate_equals_uncached_and_results_are_independent():
@@ -67,7 +68,7 @@ def test_cached_estimate_equals_uncached_and_results_are_independent():
     assert _LAST[0][1] and dla_cost._CONV
     warm = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     from dlasim.simulate import estimate_plan
-    plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, "dla", "int8"))
+    plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, BuildOptions("dla", "int8")))
     assert warm.to_dict(parts=True) == cold.to_dict(parts=True) == plain.to_dict(parts=True)
     # changing one result changes no later one (rows, parts, fallback are the caller's own)
     warm.steps[1].parts.ideal_s = -1.0
@@ -116,20 +117,20 @@ def test_failed_build_is_not_stored():
 def test_only_the_last_graphs_plans_are_kept():
     hw = dlasim.hardware("orin-agx")
     g1, g2 = _net(16), _net(32)
-    p1 = cached_plan(g1, hw, "dla", "int8")
-    cached_plan(g1, hw, "dla", "fp16")
-    assert len(_LAST[0][1]) == 2 and cached_plan(g1, hw, "dla", "int8") is p1
-    cached_plan(g2, hw, "dla", "int8")
+    p1 = cached_plan(g1, hw, BuildOptions("dla", "int8"))
+    cached_plan(g1, hw, BuildOptions("dla", "fp16"))
+    assert len(_LAST[0][1]) == 2 and cached_plan(g1, hw, BuildOptions("dla", "int8")) is p1
+    cached_plan(g2, hw, BuildOptions("dla", "int8"))
     assert [plan.graph for _, plan in _LAST[0][1].values()] == [g2]
-    assert cached_plan(g1, hw, "dla", "int8") is not p1
+    assert cached_plan(g1, hw, BuildOptions("dla", "int8")) is not p1
 
 
 def test_graph_that_cannot_be_fingerprinted_is_built_each_time():
     g = _net()
     g.layers[0].attributes["note"] = lambda: None       # pickle cannot write a lambda
     hw = dlasim.hardware("orin-agx")
-    p1 = cached_plan(g, hw, "dla", "int8")
-    assert cached_plan(g, hw, "dla", "int8") is not p1
+    p1 = cached_plan(g, hw, BuildOptions("dla", "int8"))
+    assert cached_plan(g, hw, BuildOptions("dla", "int8")) is not p1
     assert dlasim.estimate(g, hw, device="dla", precision="int8").total_ms == \
         dlasim.estimate(_net(), hw, device="dla", precision="int8").total_ms
 
@@ -153,11 +154,11 @@ def test_plan_of_a_graph_changed_later_is_not_reused_for_another_graph():
 def test_replaced_layer_object_misses():
     hw = dlasim.hardware("orin-agx")
     g = _net()
-    p1 = cached_plan(g, hw, "dla", "int8")
+    p1 = cached_plan(g, hw, BuildOptions("dla", "int8"))
     old = g.layers[0]
     from dlasim.ir import Layer
     g.layers[0] = Layer(old.name, old.op, list(old.inputs), list(old.outputs), dict(old.attributes), list(old.flags))
-    assert cached_plan(g, hw, "dla", "int8") is not p1
+    assert cached_plan(g, hw, BuildOptions("dla", "int8")) is not p1
 
 
 def test_equal_graph_after_the_last_one_changed_gets_its_own_plan():

@@ -117,8 +117,8 @@ def cost_step(step: Step, plan: Plan) -> StepCost:
     if step.kind == "overhead":
         return dla.launch_cost(step, plan.platform)
     if step.device == "dla":
-        return dla.layer_cost(step, plan.graph, plan.platform, plan.sparsity)
-    return gpu.layer_cost(step, plan.graph, plan.platform, plan.sparsity)
+        return dla.layer_cost(step, plan.graph, plan.platform, plan.options.sparsity)
+    return gpu.layer_cost(step, plan.graph, plan.platform, plan.options.sparsity)
 
 
 def cost_plan(plan: Plan) -> list[StepCost]:

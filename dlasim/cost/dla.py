@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from .. import rules
 from ..hardware import Dla, Platform
 from ..ir import Graph
 from ..plan import LUT_OPS, Step
@@ -71,13 +72,17 @@ def sparse_eligible(step: Step, cs: ConvShape, dla: Dla) -> tuple[bool, str]:
     """(True, "") if the DLA runs this conv step with 2:4 sparse weights, else (False, why not).
 
     dla.md s3.6 [SPEC]: Orin DLA only ("Structured sparsity is a new feature of ... the DLAs in Orin"), INT8
-    convolutions only, 2:4 "along the C dimension" with C > 64 (the kernel's input channels, C/groups)."""
+    convolutions only, 2:4 "along the C dimension" with C > 64 (the kernel's input channels, C/groups); the
+    precisions and ops are hardware_specs/rules/sparsity.toml [dla], the channel minimum the spec's."""
+    r = rules.RULES.sparsity
     if not dla.sparse_int8_conv:
         return False, f"DLA {dla.version} has no 2:4 structured sparsity (Orin's DLA v2 has)"
-    if step.precision != "int8":
-        return False, f"runs FP16{' (' + step.reason + ')' if step.reason else ''}; DLA 2:4 sparsity is INT8 only"
+    if step.precision not in r.dla_precisions:
+        only = " or ".join(p.upper() for p in sorted(r.dla_precisions))
+        return False, (f"runs {step.precision.upper()}{' (' + step.reason + ')' if step.reason else ''}; "
+                       f"DLA 2:4 sparsity is {only} only")
     op = step.anchor.op
-    if op != "Conv":
+    if op not in r.dla_ops:
         return False, f"{op}: DLA 2:4 sparsity applies to convolutions only"
     if on_depthwise_processor(cs, dla):
         return False, "depthwise convolution (1 input channel per kernel, on the depthwise processor)"

@@ -44,8 +44,10 @@ from __future__ import annotations
 import functools
 import math
 
+from .. import rules
 from ..hardware import Gpu, Platform
 from ..ir import Graph
+from ..ops import MATMULS
 from ..plan import Step
 from . import StepCost, Tiling, elems, finish
 from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
@@ -112,7 +114,7 @@ def kernel_class(op: str, cs: ConvShape | None, precision: str, gpu: Gpu) -> str
         return "reduce" if op in REDUCE_OPS else "eltwise"
     if cs.depthwise:
         return "depthwise"
-    if op in ("Gemm", "MatMul"):
+    if op in MATMULS:
         rows = cs.n * cs.p * cs.q
         return "gemv" if rows < min(t[0] for t in gpu.cta_tiles(precision)) else "gemm"
     if cs.r == 1 and cs.s == 1 and not cs.transposed:
@@ -176,18 +178,20 @@ def step_kernel_floor(step: Step, g: Graph, gpu: Gpu) -> float:
 
 
 def sparse_eligible(step: Step, g: Graph, cs: ConvShape, gpu: Gpu, precision: str) -> tuple[bool, str]:
-    """TensorRT's 2:4 rules (gpu_tensorrt.md s2.1): returns (eligible, reason when not)."""
+    """TensorRT's 2:4 rules (gpu_tensorrt.md s2.1; hardware_specs/rules/sparsity.toml [gpu]): returns
+    (eligible, reason when not)."""
+    r = rules.RULES.sparsity
     a = step.anchor
     if not gpu.sparse_tensor_cores:
         return False, f"{gpu.arch} has no sparse tensor cores"
-    if precision not in ("fp16", "int8"):
-        return False, "sparse math needs FP16 or INT8"
-    if a.op not in ("Conv", "Gemm", "MatMul") or not g.tensors[a.inputs[1]].const:
+    if precision not in r.gpu_precisions:
+        return False, f"sparse math needs {' or '.join(p.upper() for p in sorted(r.gpu_precisions))}"
+    if a.op not in r.gpu_ops or not g.tensors[a.inputs[1]].const:
         return False, "no constant weights"
-    if cs.groups > 1:
+    if cs.groups > r.gpu_groups_max:
         return False, "grouped/depthwise convolution (TensorRT does not consider sparse kernels)"
-    if (cs.c // cs.groups) % 4:
-        return False, f"input channels {cs.c} not divisible by 4"
+    if (cs.c // cs.groups) % r.gpu_channel_multiple:
+        return False, f"input channels {cs.c} not divisible by {r.gpu_channel_multiple}"
     return True, ""
 
 

@@ -8,7 +8,7 @@ Rules and recipes (../shared/reference):
 - native I/O formats remove the boundary reformats (dla.md s3.4 "I/O formats on DLA"; DLA-SW FAQ item 3);
   an image input of <= 4 channels whose first layer is a convolution may be DLA_HWC4 (s3.4);
 - rewrites that keep fallback layers on the DLA (dla.md s4.1 operator support and reconstruction recipes,
-  passes/dla_support.REWRITES): Mish -> ReLU (seed 002), MatMul with a constant second operand = 1x1 conv,
+  hardware_specs/rules/rewrites.toml): Mish -> ReLU (seed 002), MatMul with a constant second operand = 1x1 conv,
   Group/InstanceNormalization -> BatchNormalization, GlobalAveragePool -> AveragePool (kernel <= the pooling
   window, jetson_dla_tutorial), a large stride-1 MaxPool -> cascaded 5x5 pools (SPPF identity);
 - fewer DLA islands also bring back layers that ran on the GPU only because a core holds at most 16 loadables
@@ -24,11 +24,11 @@ Rules and recipes (../shared/reference):
 from __future__ import annotations
 
 from .. import ops
+from ..build_options import io_formats
 from ..errors import DlasimError
 from ..hardware import Platform
 from ..ir import Graph, Layer
 from ..passes.fold import FOLDABLE
-from ..passes.reformat import parse_io_formats
 from ..plan import FallbackKind
 from ..report import Estimate
 from .advice_qdq import advise_qdq
@@ -61,8 +61,8 @@ def advise_io_formats(cfg: Config, est: Estimate, found: Findings) -> list[Chang
         if r.kind == "reformat" and r.copy is not None:
             copies.setdefault(r.copy.tensor, (":".join(r.copy.src), ":".join(r.copy.dst)))
     g = cfg.graph
-    have_in = parse_io_formats(cfg.opts.get("input_formats"), "--inputIOFormats") or [("fp32", "linear")]
-    have_out = parse_io_formats(cfg.opts.get("output_formats"), "--outputIOFormats") or [("fp32", "linear")]
+    have_in = io_formats(cfg.opts.get("input_formats"), "--inputIOFormats") or [("fp32", "linear")]
+    have_out = io_formats(cfg.opts.get("output_formats"), "--outputIOFormats") or [("fp32", "linear")]
     ins, outs = [], []
     for i, t in enumerate(g.inputs):
         fmt = copies[t][1] if t in copies else ":".join(have_in[min(i, len(have_in) - 1)])
@@ -134,7 +134,7 @@ def _pick_big_pool(g: Graph, est: Estimate, hw: Platform) -> list[str]:
 
 
 # (change, which fallback layers it applies to, rewrite(graph, names), what to do): dla.md s4.1 recipes,
-# passes/dla_support.REWRITES, seeds 002 and 003
+# hardware_specs/rules/rewrites.toml, seeds 002 and 003
 DLA_REWRITES = (
     ("mish_to_relu", _pick_mish, lambda g, names: relu_for_mish(g),
      "replace Mish ({names} fall back) with ReLU or LeakyReLU (TAO force_relu; retrain) so the DLA is not split "

@@ -13,6 +13,7 @@ The advice is re-estimated like every other one (advice.py).
 from __future__ import annotations
 
 from ..ir import Graph, Layer, Tensor
+from ..ops import MAC_OPS
 from ..passes.qdq import DQ, Q, QDQ_RULES
 from ..report import Estimate
 from .config import Change, Config, Findings
@@ -27,7 +28,7 @@ def _conv_written(g: Graph, t: str) -> bool:
     p = g.producer(t)
     while p is not None and p.op in THROUGH:
         p = g.producer(p.inputs[0])
-    return p is not None and p.op in ("Conv", "ConvTranspose", "Gemm", "MatMul")
+    return p is not None and p.op in MAC_OPS
 
 
 def _reaches_q(g: Graph, t: str) -> bool:

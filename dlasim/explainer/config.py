@@ -7,14 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .. import api
-from ..errors import DlasimError
+from ..build_options import BuildOptions
 from ..hardware import Platform, hardware
 from ..ir import Graph
 from ..report import Estimate
 
-# estimate options of compare/explain and their defaults (those of dlasim.estimate):
-DEFAULTS = dict(device="dla", precision="fp16", batch=None, gpu_fallback=True, sparsity="disable", dla_core=0,
-                shapes=None, input_formats=None, output_formats=None)
 FIXED_KINDS = ("reformat", "transition", "overhead")     # step kinds that are not layers: copies and launches
 
 
@@ -28,10 +25,7 @@ class Config:
     @classmethod
     def load(cls, model, hw, opts: dict) -> "Config":
         """Check the option names, fill in the defaults, load the model at the batch and shapes asked."""
-        unknown = set(opts) - set(DEFAULTS)
-        if unknown:
-            raise DlasimError(f"unknown option(s): {', '.join(sorted(unknown))} (known: {', '.join(DEFAULTS)})")
-        o = {**DEFAULTS, **{k: v for k, v in opts.items() if v is not None}}
+        o = BuildOptions.of(**opts).as_kwargs()
         g = api.load(model, shapes=o.pop("shapes"), batch=o["batch"])
         return cls(g, hardware(hw), o)
 

@@ -14,6 +14,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 
+from ..build_options import BuildOptions
 from ..errors import DlasimError
 from ..trtexec import MeasuredLayer, MeasuredProfile, abbreviate_name, corrected_rows, parse_profile
 from .classify import group_cause
@@ -113,20 +114,20 @@ def profile_from_rows(rows: list[tuple[str, float]], source: str = "<rows>") -> 
     return replace(prof, source=source)
 
 
-def explain_measured(model, hw="xavier-agx", profile_path=None, device: str = "dla", precision: str = "fp16",
-                     batch: int | None = None, gpu_fallback: bool = True, sparsity: str = "disable",
-                     dla_core: int = 0, shapes: dict | None = None, input_formats: str | None = None,
-                     output_formats: str | None = None, gpu_compute_ms: float | None = None,
+def explain_measured(model, hw="xavier-agx", profile_path=None, gpu_compute_ms: float | None = None,
                      layer_map: dict | None = None, split_dla: bool = False, plan=None,
-                     **_ignored) -> MeasuredExplain:
-    """Predicted vs measured per profile row, the share of measured time matched, and the causes."""
+                     options: BuildOptions | None = None, **kw) -> MeasuredExplain:
+    """Predicted vs measured per profile row, the share of measured time matched, and the causes.
+
+    The build options are dlasim.estimate's (`options` and keyword arguments; an unknown one is an error);
+    `plan`, when given, is the Plan to compare and they are not used."""
     from ..api import build
     from ..simulate import estimate_plan
+    opts = BuildOptions.of(options, **kw)
     if profile_path is None:
         raise DlasimError("explain --measured: give a trtexec --exportProfile JSON file")
     if plan is None:
-        plan = build(model, hw, device, precision, batch, gpu_fallback, sparsity, dla_core, shapes,
-                            input_formats, output_formats)
+        plan = build(model, hw, opts)
     est = estimate_plan(plan)
     profile = load_profile(profile_path)
     rows, how = measured_rows(profile, gpu_compute_ms)

@@ -1,7 +1,7 @@
 """Network rewrites the advisors propose: each returns a changed copy of the graph (shapes re-inferred).
 
 Recipes (../shared/reference): dla.md s4.1 operator support and reconstruction recipes
-(passes/dla_support.REWRITES): Mish -> ReLU (seed 002), MatMul with a constant second operand = 1x1 conv,
+(hardware_specs/rules/rewrites.toml): Mish -> ReLU (seed 002), MatMul with a constant second operand = 1x1 conv,
 Group/InstanceNormalization -> BatchNormalization, GlobalAveragePool -> AveragePool (kernel <= the pooling
 window, jetson_dla_tutorial), a large stride-1 MaxPool -> cascaded 5x5 pools (SPPF identity); 2:4 sparse
 kernels pay only on wide layers: channels rounded to multiples of 128 and >= 256 (gpu_tensorrt.md s2.3

@@ -7,6 +7,7 @@ reformat / transition / launch steps are inserted. Every pass records its decisi
 """
 from __future__ import annotations
 
+from ..build_options import BuildOptions
 from ..errors import DlasimError
 from ..hardware import Platform, check_dla_core
 from ..ir import Graph
@@ -16,33 +17,19 @@ from .fuse import fuse, pair_kernels
 from .partition import partition
 from .place import assign_precision, check_dla_support, place
 from .qdq import quantize
-from .reformat import insert_reformats, parse_io_formats
+from .reformat import insert_reformats
 
 PASSES = (fold, check_dla_support, place, assign_precision, fuse, quantize, partition, insert_reformats, pair_kernels)
 
-DEVICES = ("dla", "gpu")
-PRECISIONS = ("fp32", "fp16", "int8", "best")
-SPARSITY = ("disable", "enable", "force")
 
-
-def build_plan(graph: Graph, platform: Platform, device: str = "dla", precision: str = "fp16",
-               gpu_fallback: bool = True, sparsity: str = "disable", dla_core: int = 0,
-               input_formats: str | None = None, output_formats: str | None = None) -> Plan:
-    """Run every pass over `graph` (already at the wanted batch) for `platform`."""
-    if device not in DEVICES:
-        raise DlasimError(f"device={device!r}: expected one of {', '.join(DEVICES)}")
-    if precision not in PRECISIONS:
-        raise DlasimError(f"precision={precision!r}: expected one of {', '.join(PRECISIONS)}")
-    if sparsity not in SPARSITY:
-        raise DlasimError(f"sparsity={sparsity!r}: expected one of {', '.join(SPARSITY)}")
-    check_dla_core(platform, dla_core)
-    if device == "gpu" and platform.gpu is None:
+def build_plan(graph: Graph, platform: Platform, options: BuildOptions = BuildOptions()) -> Plan:
+    """Run every pass over `graph` (already at the wanted batch and shapes) for `platform`."""
+    check_dla_core(platform, options.dla_core)
+    if options.device == "gpu" and platform.gpu is None:
         raise DlasimError(f"{platform.name} has no GPU; use device='dla' (--device dla)")
-    if device == "dla" and platform.gpu is None:
-        gpu_fallback = False
-    plan = Plan(graph, platform, device, precision, graph.batch, gpu_fallback, sparsity, dla_core,
-                io_formats={"inputs": parse_io_formats(input_formats, "input_formats (--inputIOFormats)"),
-                            "outputs": parse_io_formats(output_formats, "output_formats (--outputIOFormats)")})
+    if options.device == "dla" and platform.gpu is None and options.gpu_fallback:
+        options = options.replace(gpu_fallback=False)
+    plan = Plan(graph, platform, options, graph.batch)
     for p in PASSES:
         p(plan)
     return plan
@@ -63,26 +50,22 @@ _LAST: list = [None]                # [(graph key, {(platform id, options...): (
 PLANS_PER_GRAPH = 8
 
 
-def cached_plan(graph: Graph, platform: Platform, device: str = "dla", precision: str = "fp16",
-                gpu_fallback: bool = True, sparsity: str = "disable", dla_core: int = 0,
-                input_formats: str | None = None, output_formats: str | None = None) -> Plan:
+def cached_plan(graph: Graph, platform: Platform, options: BuildOptions = BuildOptions()) -> Plan:
     """build_plan's Plan, reused when the graph estimated last, holding the same content, is built again
     with the same platform and options. The Plan returned is shared: read it, never change it."""
     try:
         content = graph.fingerprint(identity=True)
     except Exception:          # an attribute value pickle cannot write (an importer's own object): no reuse
-        return build_plan(graph, platform, device, precision, gpu_fallback, sparsity, dla_core, input_formats,
-                          output_formats)
+        return build_plan(graph, platform, options)
     entry = _LAST[0]                   # one (graph key, plans) pair, read and replaced whole (threads)
     if entry is None or entry[0] != content:
         entry = _LAST[0] = None            # free the previous graph's Plans before building
     plans = entry[1] if entry is not None else {}
-    key = (id(platform), device, precision, gpu_fallback, sparsity, dla_core, input_formats, output_formats)
+    key = (id(platform), options.build_key)
     hit = plans.get(key)
     if hit is not None and hit[0] is platform:
         return hit[1]
-    plan = build_plan(graph, platform, device, precision, gpu_fallback, sparsity, dla_core, input_formats,
-                      output_formats)
+    plan = build_plan(graph, platform, options)
     if len(plans) >= PLANS_PER_GRAPH:
         plans.clear()
     plans[key] = (platform, plan)

@@ -7,31 +7,11 @@ from __future__ import annotations
 
 import math
 
+from .. import rules as rule_data
 from ..hardware import Dla, DlaSupport
 from ..ir import Graph, Layer
 from ..ops import conv_params
 from ..plan import FallbackKind
-
-# Known rewrites that keep a layer on the DLA (reference/dla.md s4.1 reconstruction recipes; seeds 002, 003).
-REWRITES = {
-    "MatMul": "rewrite as a 1x1 convolution with constant weights",
-    "Mish": "replace Mish with ReLU or LeakyReLU (TAO force_relu)",
-    "Softplus": "replace the Softplus/Tanh (Mish) activation with ReLU or LeakyReLU",
-    "GlobalAveragePool": "use AveragePool with a kernel <= 8 (several pools for larger maps)",
-    "GroupNormalization": "use BatchNormalization",
-    "InstanceNormalization": "use BatchNormalization",
-    "LayerNormalization": "use BatchNormalization",
-    "Softmax": "run Softmax on the GPU or target Orin (DLA v2)",
-    "ReduceMean": "use AveragePool (kernel <= 8) or a 1x1 convolution",
-    "HardSwish": "use ReLU, or build HardSwish from Clip and Mul",
-    "Swish": "export SiLU as Sigmoid and Mul (DLA-supported, as two extra SDP passes) or use ReLU",
-    "Gelu": "build GELU from Mul, Add and Tanh (DLA-supported, as extra SDP passes) or use ReLU",
-    "QuantizeLinear": "collapse the Q/DQ pairs into INT8 scales (implicit quantization, tools/qdq-translator; "
-                      "dla.md s4.1)",
-    "DequantizeLinear": "collapse the Q/DQ pairs into INT8 scales (implicit quantization, tools/qdq-translator; "
-                        "dla.md s4.1)",
-}
-
 
 def cbuf_banks_needed(c_in: int, kh: int, kw: int, w_in: int, dil_h: int, bpe: int, dla: Dla) -> tuple[int, int]:
     """(weight banks for one kernel, minimum data banks) per the TRT 8.x CBUF check (dla.md s3.3)."""
@@ -131,7 +111,7 @@ def _matmul(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None
         b = g.tensors[layer.inputs[1]]
         if not b.const:
             return False, (f"{layer.op} of two activations is not supported on DLA "
-                           f"({REWRITES['MatMul']})")
+                           f"({rule_data.RULES.dla_rewrites['MatMul']})")
     out = g.tensors[layer.outputs[0]].shape
     if out[-1] > dla.support.conv_out_channels_max:
         return False, f"output channels {out[-1]} > {dla.support.conv_out_channels_max}"

@@ -6,13 +6,12 @@ as a step: on both engines it is done by writing producers into one buffer, and 
 """
 from __future__ import annotations
 
-from ..ops import conv_params
+from ..ops import CONVS, conv_params
 from ..plan import Decision, Step
 
 FOLDABLE = frozenset({"Dropout", "Identity", "Constant"})
 RESHAPES = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})   # folded when the shape is unchanged
 NO_OPS = FOLDABLE | RESHAPES                                          # the ops the pass may remove
-CONV_OPS = frozenset({"Conv", "ConvTranspose"})                       # attributes parsed once, kept on the step
 
 
 def fold(plan) -> None:
@@ -38,7 +37,7 @@ def fold(plan) -> None:
         for t in layer.outputs:
             outputs.append(tensors[t])
         step = Step(layer.name, "layer", op, "gpu", "fp16", [layer], inputs, outputs)
-        if op in CONV_OPS:
+        if op in CONVS:      # attributes parsed once, kept on the step
             step.conv = conv_params(layer.attributes)
         steps.append(step)
     plan.steps = steps

@@ -19,13 +19,9 @@ expose"), so they fall back to the GPU before fusion (passes/dla_support.py).
 """
 from __future__ import annotations
 
-from ..plan import ANCHOR_OPS, LUT_OPS, Decision, KernelPair, Step
+from ..ops import MAC_OPS, WINDOW_POOLS
+from ..plan import LUT_OPS, Decision, KernelPair, Step
 
-POINTWISE = frozenset({"Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "Mish", "Softplus", "Elu",
-                       "HardSigmoid", "HardSwish", "Gelu", "Exp", "Abs", "Add", "Sub", "Mul", "Div", "Max",
-                       "Min", "Sum", "BatchNormalization", "Scale", "Neg", "Sqrt", "Pow", "Swish", "Erf",
-                       "Reciprocal"})
-POOL_OPS = frozenset({"MaxPool", "AveragePool"})
 JOIN_OPS = frozenset({"Add", "Sum", "Mul"})   # the ops through which a region may take one operand from outside
 MAX_REGION = 4  # pointwise layers absorbed per fusion attempt
 
@@ -52,8 +48,11 @@ def fuse(plan) -> None:
                           and s.members[0].op in allowed)
 
     _fold_transposes(plan, steps, dead, by_input)
-    fusable = {"dla": fusable_on("dla", frozenset(dla.support.fusable_post_ops if dla else ())),
-               "gpu": fusable_on("gpu", frozenset(gpu.fusable_post_ops if gpu else ()))}   # epilogue and PWN ops
+    # the spec's fusable post-ops per engine (DLA SDP ops; GPU epilogue and PWN ops): what may join a region,
+    # and, with the conv/GEMM anchors, what may start one
+    post_ops = {"dla": frozenset(dla.support.fusable_post_ops if dla else ()),
+                "gpu": frozenset(gpu.fusable_post_ops if gpu else ())}
+    fusable = {d: fusable_on(d, ops) for d, ops in post_ops.items()}
 
     def absorb(head: Step, s: Step, into: str, after: str) -> None:
         dead.add(id(s))
@@ -67,9 +66,9 @@ def fuse(plan) -> None:
         if id(head) in dead or len(head.outputs) != 1:
             continue
         op = head.members[0].op
-        if op not in ANCHOR_OPS and op not in POINTWISE:
-            continue
         device = head.device
+        if op not in MAC_OPS and op not in post_ops[device]:
+            continue
         ok = fusable[device]
         into = after = ""                  # the decision texts, made at the first absorption
         sdp = device == "dla"
@@ -114,10 +113,10 @@ def fuse(plan) -> None:
             if len(head.outputs) != 1:
                 break
         # DLA: a pooling layer right after a conv runs in the PDP on the fly (dla.md s1.3)
-        if (device == "dla" and op in ANCHOR_OPS and pool_fusion
+        if (device == "dla" and op in MAC_OPS and pool_fusion
                 and len(head.outputs) == 1 and head.outputs[0].name not in graph_outputs):
             cons = by_input.get(head.outputs[0].name, [])
-            if len(cons) == 1 and cons[0].op in POOL_OPS and cons[0].device == "dla" and id(cons[0]) not in dead:
+            if len(cons) == 1 and cons[0].op in WINDOW_POOLS and cons[0].device == "dla" and id(cons[0]) not in dead:
                 pool = cons[0]
                 dead.add(id(pool))
                 head.members.extend(pool.members)
@@ -253,7 +252,7 @@ def _pair_conv_pool(plan, steps: list[Step], dead: set[int], by_input: dict, gra
         if len(readers) != 1:
             continue
         r = readers[0]
-        if (r.op not in POOL_OPS or r.device != "gpu" or r.precision != "int8" or len(r.members) != 1
+        if (r.op not in WINDOW_POOLS or r.device != "gpu" or r.precision != "int8" or len(r.members) != 1
                 or r.out_precision not in ("", "int8")):
             continue
         s.output_on_chip, r.input_on_chip = KernelPair("ConvActPool", r.name), KernelPair("ConvActPool", s.name)

@@ -7,18 +7,12 @@ naming the layer. Precision: the DLA runs FP16 or INT8 only (s3.1); some ops run
 """
 from __future__ import annotations
 
+from .. import rules
 from ..errors import BuildError
 from ..ops import QDQ          # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
 from ..plan import Decision, Fallback, FallbackKind
 from ..precision import run_precision
-from .dla_support import REWRITES, check_layer
-
-# GPU ops TensorRT runs in INT8 when INT8 is enabled (convolutions, FC, pooling, pointwise, concat);
-# anything else runs in FP16 (reference/gpu_tensorrt.md s5.2 fusion list, Q/DQ rules).
-GPU_INT8_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool",
-                          "GlobalAveragePool", "GlobalMaxPool", "Relu", "LeakyRelu", "Clip", "Add", "Sum", "Concat",
-                          "BatchNormalization", "Scale", "Mul", "Sub", "Max", "Min", "Resize", "Upsample",
-                          "Reshape", "Flatten", "Transpose", "Slice", "Split", "Sigmoid", "Tanh", "PRelu"})
+from .dla_support import check_layer
 
 
 def check_dla_support(plan) -> None:
@@ -53,7 +47,8 @@ def place(plan) -> None:
         layer = step.members[0]
         if not plan.gpu_fallback:
             # the known rewrite of an op the DLA lacks; a parameter rule (dla_support.py) says its own remedy
-            hint = REWRITES.get(layer.op) if step.dla_unsupported is FallbackKind.UNSUPPORTED_OP else None
+            hint = (rules.RULES.dla_rewrites.get(layer.op)
+                    if step.dla_unsupported is FallbackKind.UNSUPPORTED_OP else None)
             raise BuildError(f"layer {layer.name!r} ({layer.op}) is not supported on DLA: {step.reason}; "
                              f"GPU fallback is off (gpu_fallback=False; trtexec: no --allowGPUFallback)"
                              + (f"; {hint}" if hint else ""))
@@ -84,6 +79,7 @@ def assign_precision(plan) -> None:
     dla_fp16_only = frozenset(dla.support.int8_fp16_only_ops) if dla is not None else frozenset()
     gpu_p = run_precision("gpu", want)
     tf32 = plan.platform.gpu is not None and plan.platform.gpu.tf32
+    gpu_int8_ops = rules.RULES.gpu_int8_ops     # hardware_specs/rules/precision.toml
     g = plan.graph
     for step in plan.steps:
         if step.device == "dla":
@@ -99,7 +95,7 @@ def assign_precision(plan) -> None:
         else:
             p = gpu_p
             if p == "int8":
-                odd = [l.op for l in step.members if l.op not in GPU_INT8_OPS and l.op not in QDQ]
+                odd = [l.op for l in step.members if l.op not in gpu_int8_ops and l.op not in QDQ]
                 if odd:
                     p = "fp16"
                     step.reason = step.reason or f"{min(odd)} has no INT8 kernel; runs in FP16"

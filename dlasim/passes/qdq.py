@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ops import MAC_OPS
 from ..plan import Decision, Step
 from .fuse import readers_and_outputs
 
@@ -49,9 +50,8 @@ class QdqRules:
 QDQ_RULES = QdqRules(
     commuting=frozenset({"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze",
                          "Concat", "Slice", "Split"}),
-    quantizable=frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "AveragePool", "GlobalAveragePool",
-                           "Add", "Sum"}),
-    weighted=frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"}),
+    quantizable=MAC_OPS | frozenset({"AveragePool", "GlobalAveragePool", "Add", "Sum"}),
+    weighted=MAC_OPS,
 )
 
 

@@ -16,60 +16,40 @@ from __future__ import annotations
 
 import math
 
-from ..errors import DlasimError
-from ..plan import ANCHOR_OPS, Copy, Decision, Step
+from .. import rules
+from ..ops import MAC_OPS
+from ..plan import Copy, Decision, Step
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
-# channel padding of each format (elements); DLA formats pad C to a 32-byte atom (dla.md s1.4)
-FORMAT_C_ALIGN = {"linear": 1, "chw": 1, "chw2": 2, "chw4": 4, "hwc8": 8, "chw16": 16, "chw32": 32,
-                  "dla_linear": 1, "dla_hwc4": 4, "hwc": 1, "hwc16": 16}
-DLA_INPUT_FORMATS = {"fp16": {"dla_linear", "dla_hwc4", "chw16"}, "int8": {"dla_linear", "dla_hwc4", "chw32"}}
-DLA_OUTPUT_FORMATS = {"fp16": {"dla_linear", "chw16"}, "int8": {"dla_linear", "chw32"}}
-
-
-def parse_io_formats(text: str | None, flag: str) -> list[tuple[str, str]]:
-    """trtexec's `--inputIOFormats=int8:dla_hwc4,fp16:chw16` -> [("int8", "dla_hwc4"), ...]."""
-    if not text:
-        return []
-    out = []
-    for item in text.split(","):
-        prec, _, fmt = item.strip().partition(":")
-        prec = prec.lower()
-        fmt = (fmt or "linear").lower().replace("+", "_")
-        if prec not in BYTES or fmt not in FORMAT_C_ALIGN:
-            raise DlasimError(f"{flag}: bad format {item!r} (expected e.g. int8:dla_hwc4, fp16:chw16, fp32:chw)")
-        out.append((prec, fmt))
-    return out
-
-
-GPU_LINEAR_OPS = frozenset({"LRN"})                        # GPU kernels that read and write linear only
 
 
 def native_format(device: str, precision: str, tf32: bool = False) -> str:
-    """The format an engine's convolutions read and write: DLA kCHW16/kCHW32 (dla.md s1.4); GPU tensor-core
-    FP16 NHWC8 / INT8 NC/32HW32, FP32 channel-major (NHWC) for TF32 kernels, else linear (gpu_tensorrt.md
-    s4.3 format strings; the A100 trex FP32 engine's "Channel major FP32 format")."""
+    """The format an engine's convolutions read and write (hardware_specs/rules/formats.toml [native_formats]):
+    DLA kCHW16/kCHW32; GPU tensor-core FP16 NHWC8 / INT8 NC/32HW32, FP32 channel-major for TF32 kernels, else
+    linear. The DLA has no FP32 (dla.md s3.1): anything but INT8 there is FP16."""
     if device == "dla":
-        return "chw32" if precision == "int8" else "chw16"
-    if precision == "fp32":
-        return "hwc" if tf32 else "linear"
-    return {"fp16": "hwc8", "int8": "chw32"}[precision]
+        precision = "int8" if precision == "int8" else "fp16"
+    elif tf32 and precision == "fp32":
+        precision = "tf32"
+    return rules.RULES.formats.native[(device, precision)]
 
 
 def copy_bytes(shape, src: tuple[str, str], dst: tuple[str, str]) -> tuple[int, int]:
     """(bytes read, bytes written) of a copy from format src to dst, channels padded per format."""
+    align = rules.RULES.formats.channel_align
     def padded(fmt):
         if len(shape) < 2:
             return math.prod(shape)
-        a = FORMAT_C_ALIGN[fmt]
+        a = align[fmt]
         return math.prod(shape) // shape[1] * (-(-shape[1] // a) * a)
     return padded(src[1]) * BYTES[src[0]], padded(dst[1]) * BYTES[dst[0]]
 
 
 def insert_reformats(plan) -> None:
     g = plan.graph
-    in_fmts = plan.io_formats.get("inputs", [])
-    out_fmts = plan.io_formats.get("outputs", [])
+    in_fmts, out_fmts = plan.options.input_io, plan.options.output_io
+    formats = rules.RULES.formats
+    linear_only, dla_inputs, dla_outputs = formats.gpu_linear_only_ops, formats.dla_inputs, formats.dla_outputs
     producer = {t.name: s for s in plan.steps for t in s.outputs}
     net_inputs = {t: (in_fmts[i] if i < len(in_fmts) else (in_fmts[-1] if in_fmts else ("fp32", "linear")))
                   for i, t in enumerate(g.inputs)}
@@ -107,9 +87,9 @@ def insert_reformats(plan) -> None:
         op = anchor.op if anchor is not None else step.op
         need = None                       # the format a GPU step needs; None: it takes what it is given
         if step.device == "gpu":
-            if op in GPU_LINEAR_OPS or step.simt:
+            if op in linear_only or step.simt:
                 need = (step.precision, "linear")
-            elif op in ANCHOR_OPS:                   # tensor-core conv/GEMM kernels: their native format
+            elif op in MAC_OPS:                   # tensor-core conv/GEMM kernels: their native format
                 need = (step.precision, native_format("gpu", step.precision, tf32))
         seen = None                       # the format of the step's first input as it reads it
         wanted = need or (step.precision, native_format(step.device, step.precision))
@@ -120,7 +100,7 @@ def insert_reformats(plan) -> None:
             if t.name in net_inputs:
                 have = net_inputs[t.name]
                 ok = (have[0] == step.precision and
-                      (have[1] in DLA_INPUT_FORMATS.get(step.precision, ()) if step.device == "dla"
+                      (have[1] in dla_inputs.get(step.precision, ()) if step.device == "dla"
                        else True))
                 if step.device == "gpu" and have == ("fp32", "linear") and step.precision == "fp32":
                     ok = True
@@ -160,7 +140,7 @@ def insert_reformats(plan) -> None:
         want = out_fmts[i] if i < len(out_fmts) else (out_fmts[-1] if out_fmts else ("fp32", "linear"))
         have = gpu_fmt.get(t.name) or (_written(p), native_format(p.device, _written(p)))
         if p.device == "dla":
-            ok = want[0] == p.precision and want[1] in DLA_OUTPUT_FORMATS.get(p.precision, ())
+            ok = want[0] == p.precision and want[1] in dla_outputs.get(p.precision, ())
         else:
             ok = want[0] == _written(p)
         if not ok:
