@@ -284,7 +284,7 @@ def test_waterfall_sums_to_predicted_minus_ideal(model, hw, opts):
     assert total_ms(r) == pytest.approx(r.total_ms - r.ideal_ms, abs=1e-6)
     assert 0 < r.ideal_ms < r.total_ms
     for c in r.causes:
-        assert c["code"] in T.WHAT
+        assert c["code"] in T.CAUSES and T.CAUSES[c["code"]].what
         if c["code"] in ("reformat", "transition", "overhead", "memory_bound", "cbuf_refetch", "channel_padding",
                          "tile_quantization", "wave_quantization"):
             assert c["ms"] >= -1e-9, c

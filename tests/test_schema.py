@@ -68,7 +68,7 @@ def test_schema_rejects_drift(capsys):
 
 
 def test_cause_codes_are_documented():
-    used = set(texts.WHAT) | set(texts.WHY) | set(texts.CAUSE_TEXT)
+    used = set(texts.CAUSES)
     assert used <= set(S.CAUSE_CODES + S.MEASURED_CODES)
     text = (ROOT / "docs" / "DESIGN.md").read_text()
     section = text[text.index("## Cause vocabulary"):]

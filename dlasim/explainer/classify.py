@@ -11,7 +11,7 @@ from ..report import Estimate, StepRow
 from .config import Findings
 from .expectation import Expectation
 from .join import MatchGroup
-from .texts import CAUSE_TEXT
+from .texts import deviation_text
 
 OUTCOME_CODES = ("fallback", "precision_unsupported", "sparse_too_small", "sparse_ineligible")  # whole steps
 SPARSE_CODES = ("sparse_too_small", "sparse_ineligible")
@@ -61,7 +61,7 @@ def group_cause(est_steps: list[StepRow], group: MatchGroup, predicted_ms: float
     if group.kind == "concat" and predicted_ms == 0:
         return "memory_bound", "concat input copied (dlasim assumes the producer writes in place)"
     direction = "slower" if meas > predicted_ms else "faster"
-    return code, f"measured {direction} than predicted; predicted time is {CAUSE_TEXT.get(code, code)}"
+    return code, f"measured {direction} than predicted; predicted time is {deviation_text(code)}"
 
 
 def step_cause(row: StepRow, measured_ms: float | None) -> str:

@@ -19,7 +19,7 @@ from .expectation import Expectation, ideal_speedup
 from .gap import amounts, gap_by_cause
 from .match import match_steps
 from .summary import _advice_lines, _cause, _examples, _ranked
-from .texts import WHAT, WHY
+from .texts import CAUSES
 
 VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw", "model")
 VARIED_ADVICE = {"batch": ("batch",), "precision": ("int8_weights",)}   # advice that would change the varied key
@@ -114,13 +114,13 @@ def step_diff(groups) -> list[dict]:
 def _compare_text(code: str, ms: float, a1: float, a2: float, labels, t2: float, examples: str, ideal: float) -> str:
     l1, l2 = labels
     if code in FIXED_KINDS or abs(a1) > 1e-9:
-        text = f"{WHAT[code]} take {a1:.3f} ms in {l1} and {a2:.3f} ms in {l2} ({a2 / t2:.0%} of {l2} time)"
+        text = f"{CAUSES[code].what} take {a1:.3f} ms in {l1} and {a2:.3f} ms in {l2} ({a2 / t2:.0%} of {l2} time)"
     else:
-        text = f"{WHAT[code]} take {a2:.3f} ms in {l2} ({a2 / t2:.0%} of its time)"
+        text = f"{CAUSES[code].what} take {a2:.3f} ms in {l2} ({a2 / t2:.0%} of its time)"
     text += examples
     if ms < 0:
         return text + "; this part did better than the naive expectation"
-    return text + (f"; {WHY[code]}, so they do not scale by the naive {ideal:.2g}x" if WHY.get(code) else "")
+    return text + (f"; {CAUSES[code].why}, so they do not scale by the naive {ideal:.2g}x" if CAUSES[code].why else "")
 
 
 def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> CompareResult:

@@ -19,7 +19,7 @@ from ..errors import DlasimError
 from ..trtexec import MeasuredLayer, MeasuredProfile, abbreviate_name, corrected_rows, parse_profile
 from .classify import group_cause
 from .join import MatchGroup, join
-from .texts import CAUSE_TEXT
+from .texts import deviation_text
 
 
 @dataclass
@@ -185,7 +185,7 @@ def _assemble(plan, est, profile, rows, groups, how) -> MeasuredExplain:
     causes = []
     for code, c in by_code.items():
         text = (f"{c['n']} row(s): measured {c['meas']:.4f} ms vs predicted {c['pred']:.4f} ms; "
-                f"{CAUSE_TEXT.get(code, code)}")
+                f"{deviation_text(code)}")
         if code == "reformat" and c["pred"] == 0:
             text += " (TensorRT layout changes dlasim does not predict)"
         causes.append({"code": code, "ms": c["ms"], "share": abs(c["ms"]) / total_meas if total_meas else 0.0,

@@ -12,7 +12,7 @@ from .config import Config
 from .expectation import Expectation
 from .gap import amounts, totals_by_cause
 from .summary import _advice_lines, _cause, _examples, _ranked
-from .texts import WHAT, WHY, si
+from .texts import CAUSES, si
 
 
 @dataclass
@@ -62,11 +62,11 @@ class ExplainResult:
 
 def _explain_text(code: str, ms: float, steps_ms: float, total: float, examples: str) -> str:
     if code in OUTCOME_CODES:
-        text = f"{WHAT[code]} take {steps_ms:.3f} ms ({steps_ms / total:.0%} of the total), {ms:+.3f} ms against " \
-               f"the ideal{examples}"
+        text = (f"{CAUSES[code].what} take {steps_ms:.3f} ms ({steps_ms / total:.0%} of the total), "
+                f"{ms:+.3f} ms against the ideal{examples}")
     else:
-        text = f"{WHAT[code]}: {ms:.3f} ms ({ms / total:.0%} of the total){examples}"
-    return text + (f"; {WHY[code]}" if WHY.get(code) else "")
+        text = f"{CAUSES[code].what}: {ms:.3f} ms ({ms / total:.0%} of the total){examples}"
+    return text + (f"; {CAUSES[code].why}" if CAUSES[code].why else "")
 
 
 def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
