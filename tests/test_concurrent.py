@@ -189,3 +189,16 @@ def test_engines_of_very_different_periods_are_measured_within_the_event_budget(
     assert r.runs[0].period_s == pytest.approx(5e-6)
     with pytest.raises(RuntimeError):
         simulate([fast, [seg("gpu", 1000.0, 0.0, 0)]], 100e9, max_events=20_000)
+
+
+def test_a_shared_estimate_cache_keeps_platforms_apart():
+    # validate shares one cache over every concurrent case: the same model, device and batch on Xavier NX
+    # must not reuse the AGX Xavier estimate (NX has 6 of AGX's 8 SMs and a slower clock: its GPU is slower)
+    from dlasim.concurrent.model import estimate_engines
+    from dlasim.hardware import hardware
+    cache: dict = {}
+    e = [Engine("zoo:resnet18", "gpu", batch=4)]
+    agx = estimate_engines(e, hardware("xavier-agx"), cache)[0]
+    nx = estimate_engines(e, hardware("xavier-nx"), cache)[0]
+    assert nx.total_ms > 1.2 * agx.total_ms
+    assert estimate_engines(e, hardware("xavier-agx"), cache)[0] is agx

@@ -49,8 +49,8 @@ def _split_anchor(options: str) -> tuple[str, dict[str, float]]:
     return ";".join(rest), anchor
 
 
-def predict_case(case: dict, runner) -> tuple[float, list[str], float]:
-    """(predicted ms, warnings, naive-baseline ms) of one concurrent case."""
+def case_result(case: dict, runner):
+    """The ConcurrentResult of one concurrent case (anchored engines scaled to their measured throughput)."""
     from dataclasses import replace
 
     from ..validate import parse_options
@@ -70,7 +70,12 @@ def predict_case(case: dict, runner) -> tuple[float, list[str], float]:
             measured_ms = est.batch * 1e3 / anchor[e.unit]
             scaled.append(replace(e, time_scale=measured_ms / est.total_ms))
         engines = scaled
-    r = run_concurrent(engines, plat, "throughput", cache=cache)
+    return run_concurrent(engines, plat, "throughput", cache=cache)
+
+
+def predict_case(case: dict, runner) -> tuple[float, list[str], float]:
+    """(predicted ms, warnings, naive-baseline ms) of one concurrent case."""
+    r = case_result(case, runner)
     metric = case.get("metric", "")
     kind = metric.partition(":")[2].strip()
     base = 1e3 / r.alone_sum_img_per_s if r.alone_sum_img_per_s else float("nan")

@@ -127,15 +127,16 @@ def _check(engines: list[Engine], plat) -> None:
 
 
 def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> list:
-    """Each engine's stand-alone estimate (graphs loaded once per model)."""
+    """Each engine's stand-alone estimate (graphs loaded once per model). A cache shared between calls keys
+    the estimates by platform too (the platform objects stay alive with their caller, as the graphs do)."""
     from ..api import estimate, load
     cache = {} if cache is None else cache
     out = []
     for e in engines:
-        key = (e.model if isinstance(e.model, str) else id(e.model), e.device, e.dla_core, e.precision, e.batch,
-               e.input_formats, e.output_formats, e.gpu_fallback)
+        key = (id(plat), e.model if isinstance(e.model, str) else id(e.model), e.device, e.dla_core, e.precision,
+               e.batch, e.input_formats, e.output_formats, e.gpu_fallback)
         if key not in cache:
-            gkey = ("graph", key[0], e.batch)
+            gkey = ("graph", key[1], e.batch)
             if gkey not in cache:
                 cache[gkey] = load(e.model, batch=e.batch)
             cache[key] = estimate(cache[gkey], plat, device=e.device, precision=e.precision, batch=e.batch,
