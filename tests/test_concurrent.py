@@ -202,3 +202,52 @@ def test_a_shared_estimate_cache_keeps_platforms_apart():
     nx = estimate_engines(e, hardware("xavier-nx"), cache)[0]
     assert nx.total_ms > 1.2 * agx.total_ms
     assert estimate_engines(e, hardware("xavier-agx"), cache)[0] is agx
+
+
+def test_a_dla_engines_process_holding_gpu_time_slices_slows_the_gpu_engine():
+    # GPU engine: 1 ms kernels back to back; DLA engine in its own process: a 4 ms DLA step, its context
+    # holding half a GPU share meanwhile (holds 0.5): the kernels share the GPU with 0.5 of a step, so each
+    # takes 1.5 ms, 0.5 ms of it charged to unit sharing; the DLA engine itself is not slowed
+    g = [seg("gpu", 1.0, 0.0, 0)]
+    d = [seg("dla0", 4.0, 0.0, 0)]
+    r = simulate([g, d], 100e9, iterations=6, holds=[0.0, 0.5])
+    assert r.runs[0].period_s == pytest.approx(1.5e-3)
+    assert r.runs[0].share.unit_s == pytest.approx(0.5e-3)
+    assert r.runs[1].period_s == pytest.approx(4.0e-3)
+    assert simulate([g, d], 100e9, iterations=6).runs[0].period_s == pytest.approx(1.0e-3)
+    with pytest.raises(ValueError):
+        simulate([g, d], 100e9, holds=[0.5])
+
+
+def test_the_hold_lasts_only_while_the_dla_step_runs():
+    # DLA engine: a 1 ms reformat on the GPU, then 2 ms on dla0, holding a whole GPU share (holds 1.0)
+    # during the DLA step only. GPU engine: 1 ms kernels.
+    # t=0-2: reformat and kernel share the GPU (n=2): the reformat ends at 2 ms, the kernel too.
+    # t=2-4: DLA step, the hold makes n=2 for the kernels: one kernel (1 ms work) takes 2 ms, ends at 4.
+    # period 4 ms for the DLA engine, 2 kernels per 4 ms for the GPU engine: 2 ms each
+    g = [seg("gpu", 1.0, 0.0, 0)]
+    d = [seg("gpu", 1.0, 0.0, 0, kind="reformat"), seg("dla0", 2.0, 0.0, 0)]
+    r = simulate([g, d], 100e9, iterations=6, holds=[0.0, 1.0])
+    assert r.runs[1].period_s == pytest.approx(4.0e-3)
+    assert r.runs[0].period_s == pytest.approx(2.0e-3)
+
+
+def test_separate_processes_slow_the_gpu_engine_more_than_one_process():
+    engines = [Engine("zoo:resnet18", "gpu", batch=4), Engine("zoo:resnet18", "dla", 0, batch=2),
+               Engine("zoo:resnet18", "dla", 1, batch=2)]
+    each = concurrent(engines, "orin-agx", processes="each")
+    one = concurrent(engines, "orin-agx", processes="one")
+    assert each.processes == "each" and one.processes == "one"
+    assert each.engines[0].together_ms > one.engines[0].together_ms
+    assert each.dla_wait_share > 0 and one.dla_wait_share == 0.0
+    assert any("time-slices" in c.text for c in each.engines[0].causes if c.code == "gpu_share")
+    assert each.to_dict()["processes"] == "each"
+    with pytest.raises(DlasimError):
+        concurrent(engines, "orin-agx", processes="some")
+
+
+def test_cli_processes_flag_and_bad_value(capsys):
+    assert main(["concurrent", "zoo:resnet18", "--hw", "orin-agx", "--processes", "one", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["processes"] == "one"
+    assert main(["concurrent", "zoo:resnet18", "--processes", "many"]) == 2
+    assert "--processes" in capsys.readouterr().err

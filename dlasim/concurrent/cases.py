@@ -3,7 +3,9 @@
 Columns as for single engines, except:
     device   the engine set, `UNIT@BATCH` joined by `+`: e.g. `gpu@64+dla0@32+dla1@32` (one model, as
              MLPerf Offline and jetson_benchmarks run it)
-    options  as for single engines (applied to every engine), plus `anchor=UNIT:IMG_PER_S|...`: scale each
+    options  as for single engines (applied to every engine), plus `processes=one|each` (one application
+             with a stream per engine, as the MLPerf harness, or one trtexec per engine, the default), and
+             `anchor=UNIT:IMG_PER_S|...`: scale each
              engine's stand-alone step times so that it runs at that measured stand-alone throughput, which
              tests the contention model alone (the prediction then starts from measured single engines)
     metric   concurrent:aggregate       predicted = 1000 / aggregate img/s (ms per image; unit img_per_s,
@@ -40,6 +42,8 @@ def engine_set(text: str, model: str, precision: str, opts: dict) -> list[Engine
 def _split_anchor(options: str) -> tuple[str, dict[str, float]]:
     rest, anchor = [], {}
     for item in filter(None, (p.strip() for p in (options or "").split(";"))):
+        if item.startswith("processes="):
+            continue
         if item.startswith("anchor="):
             for a in item[len("anchor="):].split("|"):
                 unit, _, v = a.partition(":")
@@ -70,7 +74,18 @@ def case_result(case: dict, runner):
             measured_ms = est.batch * 1e3 / anchor[e.unit]
             scaled.append(replace(e, time_scale=measured_ms / est.total_ms))
         engines = scaled
-    return run_concurrent(engines, plat, "throughput", cache=cache)
+    return run_concurrent(engines, plat, "throughput", cache=cache, processes=_processes(case.get("options", "")))
+
+
+def _processes(options: str) -> str:
+    """`processes=one|each` of a case's options (default each: one trtexec per engine)."""
+    for item in filter(None, (p.strip() for p in (options or "").split(";"))):
+        if item.startswith("processes="):
+            v = item.partition("=")[2].strip()
+            if v not in ("one", "each"):
+                raise DlasimError(f"options: processes must be one or each, got {v!r}")
+            return v
+    return "each"
 
 
 def predict_case(case: dict, runner) -> tuple[float, list[str], float]:

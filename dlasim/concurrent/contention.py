@@ -9,6 +9,13 @@ Between two events (a step finishing) the set of running steps is fixed, and so 
   copies compete for GPU time (reference/dla.md s0.1 fact 14 and s5.1: the copies into and out of DLA memory
   and the reformats run on the GPU; the forum measurement in ../shared/data/public2 FOR-01..05 shows a GPU
   engine slowing when DLA engines with GPU reformats run beside it).
+- Engines in separate processes (trtexec per engine, as jetson_benchmarks and the forum thread run them)
+  have their own GPU contexts, which the GPU time-slices. A DLA engine's context waits for its DLA task on
+  the GPU (in trtexec profiles the GPU-side step after a DLA subgraph carries the DLA's time:
+  ../shared/data/README.md), so while its DLA steps run it holds a share of the GPU's time slices that does
+  no work: weight `hold` (an engine's entry in `holds`, 0 for an engine in the harness's one process). The
+  GPU steps running then share the GPU as if sum(hold) more steps were on it. The weight is fitted by
+  validation/fit_concurrent.py (rows FOR-01..03 of ../shared/data/public2) and kept in the platform spec.
 - DRAM is shared by all running steps (reference/dla.md s0.1 fact 6: "DRAM bandwidth is shared with
   GPU/CPU", s4 FAQ: DLA and GPU contend for DRAM). A step alone needs `memory_s` to move its bytes at its
   own engine's DRAM rate. When the running steps together would draw more than the bandwidth the whole
@@ -42,9 +49,9 @@ class Segment:
         other = body if self.memory_s < body else 0.0
         return self.overhead_s + max(other, self.memory_s / f)
 
-    def shared_time(self, f: float, n: int) -> float:
-        """Its time with n steps on its unit at once: the body takes turns on the unit, the fixed part
-        (launch, synchronisation wait) does not occupy it."""
+    def shared_time(self, f: float, n: float) -> float:
+        """Its time with n steps on its unit at once (n may count held shares, see `holds`): the body takes
+        turns on the unit, the fixed part (launch, synchronisation wait) does not occupy it."""
         t = self.time_at(f)
         return t if n <= 1 else self.overhead_s + n * (t - self.overhead_s)
 
@@ -92,7 +99,7 @@ class SimResult:
     saturated_share: float    # share of the time the cap was reached
 
 
-def dram_factor(running: list[tuple[Segment, int]], capacity: float) -> float:
+def dram_factor(running: list[tuple[Segment, float]], capacity: float) -> float:
     """The common factor f (0 < f <= 1) of the memory streams so that their draw fits `capacity`.
 
     `running`: (segment, number of steps sharing its unit). A step sharing its unit with n-1 others takes
@@ -115,15 +122,18 @@ def dram_factor(running: list[tuple[Segment, int]], capacity: float) -> float:
 
 def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: str = "throughput",
              iterations: int = 4, warmup: int = 1, keep_spans: int = 3, max_events: int = 200_000,
-             buffers: int = 1) -> SimResult:
+             buffers: int = 1, holds: list[float] | None = None) -> SimResult:
     """Run the engines together until each finished `warmup + iterations` iterations (pipeline: frames).
 
     Throughput mode: each engine loops over its steps independently. Pipeline mode: engine k is stage k; it
     starts frame n once stage k-1 finished frame n and at most `buffers` finished frames wait for stage k+1.
+    `holds`: per engine, the GPU share its process holds while one of its DLA steps runs (default: none).
     """
     ne = len(engines)
     if ne == 0 or any(not e for e in engines):
         raise ValueError("every engine needs at least one step")
+    if holds is not None and (len(holds) != ne or min(holds) < 0):
+        raise ValueError("holds: one share >= 0 per engine")
     pipeline = mode == "pipeline"
     warmup = max(warmup, 1)
     need = warmup + iterations
@@ -154,10 +164,12 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
         active = [k for k in range(ne) if busy[k]]
         if not active:
             raise RuntimeError("pipeline deadlock")
-        per_unit: dict[str, int] = {}
+        per_unit: dict[str, float] = {}
         for k in active:
             u = engines[k][pos[k]].unit
             per_unit[u] = per_unit.get(u, 0) + 1
+            if holds and holds[k] and u != "gpu":       # its context waits on the GPU for this DLA step
+                per_unit["gpu"] = per_unit.get("gpu", 0) + holds[k]
         running = [(engines[k][pos[k]], per_unit[engines[k][pos[k]].unit]) for k in active]
         key = tuple((k, pos[k], n) for k, (_, n) in zip(active, running))
         f = memo.get(key)
