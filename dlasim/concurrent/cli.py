@@ -60,8 +60,9 @@ def _defaults(a) -> dict:
     return d
 
 
-def cmd(a) -> str:
-    from .. import report
+def cmd(a) -> str | dict:
+    """The rendered table or page, or (--format json) the document's dict, which the CLI wraps with the
+    schema version (docs/schema/concurrent.schema.json, concurrent-advice.schema.json)."""
     from . import advise, concurrent
     from .engines import make_engine, load_engines, parse_engine
     if a.format == "html" and not a.output:
@@ -82,7 +83,7 @@ def cmd(a) -> str:
             raise DlasimError("--batches: give batches >= 1")
         result = advise(a.models, hw or "xavier-agx", a.latency_ms, batches, a.precision or "int8")
         if a.format == "json":
-            return report.to_json(result.to_dict())
+            return result.to_dict()
         if a.format == "html":
             from .page import advice_page
             return advice_page(result)
@@ -124,10 +125,9 @@ def cmd(a) -> str:
     return _out(concurrent(engines, plat, mode or "throughput", a.iterations, processes), a)
 
 
-def _out(result, a) -> str:
-    from .. import report
+def _out(result, a) -> str | dict:
     if a.format == "json":
-        return report.to_json(result.to_dict())
+        return result.to_dict()
     if a.format == "html":
         from .page import concurrent_page
         return concurrent_page(result)
