@@ -93,7 +93,7 @@ def test_concurrent_cause_codes_are_the_documented_ones():
     used |= set(re.findall(r'"(gpu_share|dla_share)"', inspect.getsource(model)))
     assert used == set(S.CONCURRENT_CODES)
     text = (ROOT / "docs" / "DESIGN.md").read_text()
-    section = text[text.index("`concurrent`: "):]
+    section = text[text.index("`concurrent` (schema: "):]
     for code in S.CONCURRENT_CODES:
         assert f'"{code}"' in section[:1500], code
 
