@@ -251,3 +251,22 @@ def test_cli_processes_flag_and_bad_value(capsys):
     assert json.loads(capsys.readouterr().out)["processes"] == "one"
     assert main(["concurrent", "zoo:resnet18", "--processes", "many"]) == 2
     assert "--processes" in capsys.readouterr().err
+
+
+def test_alike_engines_start_out_of_phase():
+    # two alike engines, 1 ms on the GPU then 1 ms on their own DLA core. Started together they share the GPU
+    # (0-2 ms at half rate) and then idle it (2-3): period 3 ms. Spread half an iteration apart, one is on
+    # its DLA while the other is on the GPU: 2 ms each, no sharing
+    from dlasim.concurrent.contention import spread_phases, start_step
+    a = [seg("gpu", 1.0, 0.0, 0), seg("dla0", 1.0, 0.0, 0)]
+    b = [seg("gpu", 1.0, 0.0, 0), seg("dla1", 1.0, 0.0, 0)]
+    c = [seg("gpu", 2.0, 0.0, 0)]
+    assert spread_phases([a, b]) == [0.0, 0.5]
+    assert spread_phases([c, a, b]) == [0.0, 0.0, 0.5]
+    assert start_step(a, 0.5) == 1 and start_step(a, 0.0) == 0
+    assert [r.period_s for r in simulate([a, b], 100e9).runs] == pytest.approx([3e-3, 3e-3])
+    spread = simulate([a, b], 100e9, phases=[0.0, 0.5])
+    assert [r.period_s for r in spread.runs] == pytest.approx([2e-3, 2e-3])
+    assert all(r.share.unit_s == pytest.approx(0.0, abs=1e-12) for r in spread.runs)
+    with pytest.raises(ValueError):
+        simulate([a, b], 100e9, phases=[0.0, 1.0])

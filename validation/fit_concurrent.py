@@ -72,9 +72,10 @@ def forum_engines(gpu_qps: float, dla_qps: float, task_ms: float, fixed_ms: floa
 
 
 def predict(engines, share: float) -> list[float]:
-    """qps of each engine together with the DLA engines' processes holding `share` of the GPU."""
-    from dlasim.concurrent.contention import simulate
-    r = simulate(engines, 0.0, iterations=24, holds=[0.0, share, share])
+    """qps of each engine together with the DLA engines' processes holding `share` of the GPU (the DLA
+    engines' phases spread as dlasim/concurrent/model.py does)."""
+    from dlasim.concurrent.contention import simulate, spread_phases
+    r = simulate(engines, 0.0, iterations=24, holds=[0.0, share, share], phases=spread_phases(engines))
     return [1.0 / run.period_s for run in r.runs]
 
 

@@ -23,6 +23,10 @@ Between two events (a step finishing) the set of running steps is fixed, and so 
   to each stream's demand); a step's time becomes overhead + max(non-memory time, memory_s / f), so a
   compute-bound step absorbs the slower stream until its memory part becomes the longer one.
 
+Engines with the same steps (one network on DLA0 and DLA1) start spread over their iteration (`phases`,
+spread_phases): started at one instant they would stay in a lockstep that independent processes do not keep
+(their GPU reformats would always coincide).
+
 Everything here is a pure function of typed records; the spec numbers come in as arguments.
 """
 from __future__ import annotations
@@ -122,12 +126,15 @@ def dram_factor(running: list[tuple[Segment, float]], capacity: float) -> float:
 
 def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: str = "throughput",
              iterations: int = 4, warmup: int = 1, keep_spans: int = 3, max_events: int = 200_000,
-             buffers: int = 1, holds: list[float] | None = None) -> SimResult:
+             buffers: int = 1, holds: list[float] | None = None,
+             phases: list[float] | None = None) -> SimResult:
     """Run the engines together until each finished `warmup + iterations` iterations (pipeline: frames).
 
     Throughput mode: each engine loops over its steps independently. Pipeline mode: engine k is stage k; it
     starts frame n once stage k-1 finished frame n and at most `buffers` finished frames wait for stage k+1.
     `holds`: per engine, the GPU share its process holds while one of its DLA steps runs (default: none).
+    `phases` (throughput mode): per engine, the share of its stand-alone iteration already done at t=0: it
+    starts at the step where that share falls, and its first, partial iteration is the warm-up (default: 0).
     """
     ne = len(engines)
     if ne == 0 or any(not e for e in engines):
@@ -137,7 +144,9 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
     pipeline = mode == "pipeline"
     warmup = max(warmup, 1)
     need = warmup + iterations
-    pos = [0] * ne                         # step index
+    if phases is not None and (len(phases) != ne or not all(0 <= p < 1 for p in phases)):
+        raise ValueError("phases: one share in [0, 1) per engine")
+    pos = [0 if pipeline or not phases else start_step(e, p) for e, p in zip(engines, phases or [0.0] * ne)]
     left = [1.0] * ne                      # fraction of the current step still to run
     it = [0] * ne                          # iterations (frames) finished
     busy = [not pipeline or k == 0 for k in range(ne)]    # pipeline: stage k has a frame to work on
@@ -245,6 +254,31 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
                               fsum[k] / fbusy[k] if fbusy[k] else 1.0))
     return SimResult(tuple(runs), tuple(spans), t, capacity_bytes_per_s, use_int / t if t else 0.0,
                      sat_t / t if t else 0.0)
+
+
+def start_step(steps: list[Segment], phase: float) -> int:
+    """The step at which `phase` of the stand-alone iteration time has passed."""
+    total = sum(s.time_s for s in steps)
+    done = 0.0
+    for i, s in enumerate(steps):
+        if done >= phase * total - 1e-15:
+            return i
+        done += s.time_s
+    return len(steps) - 1
+
+
+def spread_phases(engines: list[list[Segment]]) -> list[float]:
+    """Engines with the same steps (the same network on DLA0 and DLA1) started at one instant would run in
+    a lockstep no two independent processes keep: the j-th of m alike engines starts j/m of an iteration in
+    (an even spread standing for the random phases of real runs); every other engine starts at 0."""
+    groups: dict[tuple, list[int]] = {}
+    for k, e in enumerate(engines):
+        groups.setdefault(tuple((s.kind, s.unit[:3], s.time_s, s.dram_bytes) for s in e), []).append(k)
+    phases = [0.0] * len(engines)
+    for ks in groups.values():
+        for j, k in enumerate(ks):
+            phases[k] = j / len(ks)
+    return phases
 
 
 def _can_start(k: int, it: list[int], ne: int, buffers: int = 1) -> bool:

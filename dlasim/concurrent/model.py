@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import DlasimError
-from .contention import Segment, SimResult, simulate
+from .contention import Segment, SimResult, simulate, spread_phases
 from .engines import Engine
 
 DEFAULT_CONCURRENT_EFFICIENCY = 1.0     # used when a spec has no fitted value: the peak itself (warned)
@@ -190,7 +190,8 @@ def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughp
         else:
             holds = [share if e.device == "dla" else 0.0 for e in engines]
     try:
-        sim = simulate(segs, cap, mode=mode, iterations=iterations, buffers=buffers, holds=holds)
+        sim = simulate(segs, cap, mode=mode, iterations=iterations, buffers=buffers, holds=holds,
+                       phases=spread_phases(segs) if mode == "throughput" else None)
     except (RuntimeError, ValueError) as err:
         raise DlasimError(f"concurrent: {err}") from None
     held = [o.name for o, h in zip(engines, holds or [0.0] * len(engines)) if h > 0]
