@@ -270,3 +270,16 @@ def test_alike_engines_start_out_of_phase():
     assert all(r.share.unit_s == pytest.approx(0.0, abs=1e-12) for r in spread.runs)
     with pytest.raises(ValueError):
         simulate([a, b], 100e9, phases=[0.0, 1.0])
+
+
+def test_a_gpu_steps_fixed_part_leaves_the_gpu_to_the_other_engine():
+    # DLA engine: a reformat of 0.4 ms synchronisation + 0.1 ms kernel, then 2 ms on dla0; GPU engine: 1 ms
+    # kernels. The sync runs on the DLA engine's host thread (the GPU engine has the GPU), the 0.1 ms kernel
+    # shares the GPU (0.2 ms): DLA period 0.4 + 0.2 + 2 = 2.6 ms, in which the GPU engine gets 2.5 ms of GPU:
+    # 2.6 / 2.5 = 1.04 ms per kernel (counting the sync as GPU time would give 2.6 / 2.3 = 1.13 ms)
+    g = [seg("gpu", 1.0, 0.0, 0)]
+    d = [seg("gpu", 0.5, 0.0, 0, overhead_ms=0.4, kind="reformat"), seg("dla0", 2.0, 0.0, 0)]
+    r = simulate([g, d], 100e9, iterations=20)
+    assert r.runs[1].period_s == pytest.approx(2.6e-3)
+    assert r.runs[0].period_s == pytest.approx(1.04e-3, rel=0.01)
+    assert {s.unit for s in r.spans} == {"gpu", "dla0", "host"}

@@ -94,6 +94,7 @@ def fit(engines, target_gpu_qps: float) -> float:
 
 
 def write(share: float, text: str) -> None:
+    done = []
     for name in SPECS:
         path = ROOT / "hardware_specs" / f"{name}.toml"
         spec = path.read_text()
@@ -108,7 +109,8 @@ def write(share: float, text: str) -> None:
             spec = spec.replace("\n[gpu]\n", f"\n[gpu]\n{line}\n", 1)
             spec = spec.replace("\n[gpu.sources]\n", f"\n[gpu.sources]\n{src}\n", 1)
         path.write_text(spec)
-        print(f"wrote {path.relative_to(ROOT)}: {line}")
+        done.append(f"wrote {path.relative_to(ROOT)}: {line}")
+    print("\n".join(done))
 
 
 def main(argv=None) -> int:

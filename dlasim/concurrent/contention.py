@@ -142,6 +142,7 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
     if holds is not None and (len(holds) != ne or min(holds) < 0):
         raise ValueError("holds: one share >= 0 per engine")
     pipeline = mode == "pipeline"
+    engines = [split_overheads(e, k) for k, e in enumerate(engines)]
     warmup = max(warmup, 1)
     need = warmup + iterations
     if phases is not None and (len(phases) != ne or not all(0 <= p < 1 for p in phases)):
@@ -177,7 +178,7 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
         for k in active:
             u = engines[k][pos[k]].unit
             per_unit[u] = per_unit.get(u, 0) + 1
-            if holds and holds[k] and u != "gpu":       # its context waits on the GPU for this DLA step
+            if holds and holds[k] and u.startswith("dla"):   # its context waits on the GPU for this DLA step
                 per_unit["gpu"] = per_unit.get("gpu", 0) + holds[k]
         running = [(engines[k][pos[k]], per_unit[engines[k][pos[k]].unit]) for k in active]
         key = tuple((k, pos[k], n) for k, (_, n) in zip(active, running))
@@ -220,7 +221,8 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
                 continue
             s = engines[k][pos[k]]
             if it[k] < keep_spans:
-                spans.append(Span(k, pos[k], s.name, s.kind, s.unit, step_start[k], t, it[k]))
+                spans.append(Span(k, pos[k], s.name, s.kind, "host" if s.unit.startswith("host") else s.unit,
+                                  step_start[k], t, it[k]))
             pos[k] += 1
             left[k] = 1.0
             step_start[k] = t
@@ -254,6 +256,20 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
                               fsum[k] / fbusy[k] if fbusy[k] else 1.0))
     return SimResult(tuple(runs), tuple(spans), t, capacity_bytes_per_s, use_int / t if t else 0.0,
                      sat_t / t if t else 0.0)
+
+
+def split_overheads(steps: list[Segment], k: int) -> list[Segment]:
+    """A GPU step's fixed part (launch, synchronisation wait) does not use the GPU: it becomes a step of
+    its own on the engine's host thread (unit `hostK`, never shared), followed by the kernel, so that
+    another engine's kernel has the whole GPU meanwhile."""
+    out = []
+    for s in steps:
+        if s.unit == "gpu" and 0.0 < s.overhead_s < s.time_s:
+            out.append(Segment(s.name, "overhead", f"host{k}", s.overhead_s, 0.0, s.overhead_s, 0))
+            out.append(Segment(s.name, s.kind, s.unit, s.time_s - s.overhead_s, s.memory_s, 0.0, s.dram_bytes))
+        else:
+            out.append(s)
+    return out
 
 
 def start_step(steps: list[Segment], phase: float) -> int:
