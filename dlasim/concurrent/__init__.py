@@ -26,8 +26,8 @@ def concurrent(engines, hw="xavier-agx", mode: str = "throughput", iterations: i
 
 
 def advise(models, hw="xavier-agx", latency_ms: float | None = None, batches=(1, 2, 4, 8, 16, 32),
-           precision: str = "int8"):
+           precision: str = "int8", processes: str | None = None):
     """Best assignment of the models to the GPU and DLA cores, and batch per engine, for aggregate img/s
     under a per-engine latency bound; each candidate re-estimated together."""
     from .advice import advise as _advise
-    return _advise(list(models), hw, latency_ms, tuple(batches), precision)
+    return _advise(list(models), hw, latency_ms, tuple(batches), precision, processes=processes)

@@ -81,7 +81,7 @@ def cmd(a) -> str | dict:
             raise DlasimError(f"--batches: expected integers, got {a.batches!r}") from None
         if not batches or min(batches) < 1:
             raise DlasimError("--batches: give batches >= 1")
-        result = advise(a.models, hw or "xavier-agx", a.latency_ms, batches, a.precision or "int8")
+        result = advise(a.models, hw or "xavier-agx", a.latency_ms, batches, a.precision or "int8", a.processes)
         if a.format == "json":
             return result.to_dict()
         if a.format == "html":
