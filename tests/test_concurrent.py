@@ -283,3 +283,42 @@ def test_a_gpu_steps_fixed_part_leaves_the_gpu_to_the_other_engine():
     assert r.runs[1].period_s == pytest.approx(2.6e-3)
     assert r.runs[0].period_s == pytest.approx(1.04e-3, rel=0.01)
     assert {s.unit for s in r.spans} == {"gpu", "dla0", "host"}
+
+
+def test_case_options_parse_and_reject():
+    from dlasim.concurrent.cases import case_options
+    co = case_options("processes=one;input_formats=int8:chw;cut=a,b;buffers=0;anchor=gpu:100|dla0:20")
+    assert co.rest == "input_formats=int8:chw" and co.processes == "one" and co.cuts == ("a", "b")
+    assert co.buffers == 0 and co.anchor == {"gpu": 100.0, "dla0": 20.0}
+    assert case_options("").processes == "each" and case_options("").buffers == 1
+    for bad in ("processes=all", "buffers=-1", "buffers=two"):
+        with pytest.raises(DlasimError):
+            case_options(bad)
+
+
+def test_profile_total_reads_a_real_trtexec_profile():
+    from dlasim import validate
+    path = "validation/data/haxconn/profiles/googlenet_gpu_transition_at_53.profile"
+    rows = json.loads((validate.ROOT / path).read_text())[1:]
+    assert validate.measured_value(f"profile_total({path})") == pytest.approx(sum(r["averageMs"] for r in rows))
+    assert 2.5 < validate.measured_value(f"profile_total({path})") < 2.6      # 2.553 ms, the rows summed
+
+
+def test_pipeline_case_one_frame_in_flight_is_the_stage_sum_and_overlap_is_faster():
+    from dlasim import validate
+    from dlasim.concurrent.cases import case_result
+    case = {"name": "p", "suite": "concurrent-pipeline", "platform": "xavier-agx", "precision": "fp16",
+            "model": "validation/data/haxconn/prototxt/googlenet.prototxt", "device": "gpu+dla0",
+            "options": "processes=one;cut=inception_4a/output;buffers=0", "metric": "concurrent:frame_ms"}
+    runner = validate._Runner()
+    seq = case_result(case, runner)
+    assert [e.unit for e in seq.engines] == ["gpu", "dla0"]
+    assert seq.pipeline_latency_ms == pytest.approx(sum(e.alone_ms for e in seq.engines), rel=1e-6)
+    over = case_result({**case, "options": "processes=one;cut=inception_4a/output;buffers=1"}, runner)
+    # frames overlapping: more frames per second than one at a time, never more than the slower stage allows
+    assert over.aggregate_img_per_s > seq.aggregate_img_per_s
+    assert over.aggregate_img_per_s <= 1e3 / max(e.alone_ms for e in over.engines) + 1e-9
+    with pytest.raises(DlasimError):
+        case_result({**case, "options": "buffers=0"}, runner)              # no cut
+    with pytest.raises(DlasimError):
+        case_result({**case, "device": "gpu+dla0+dla1"}, runner)           # 2 stages, 3 units

@@ -29,10 +29,10 @@ SUITES = ("concurrent", "concurrent-anchored")
 
 def _hints(cases: list[dict]) -> dict[str, dict[str, float]]:
     """case name -> {unit: stand-alone img/s hint} from the anchored sibling rows."""
-    from dlasim.concurrent.cases import _split_anchor
+    from dlasim.concurrent.cases import case_options
     out = {}
     for c in cases:
-        _, anchor = _split_anchor(c.get("options", ""))
+        anchor = case_options(c.get("options", "")).anchor
         if anchor:
             out[c["name"]] = anchor
             out[c["name"].removesuffix("_anchored")] = anchor
