@@ -4,7 +4,10 @@ The stand-alone estimate of each engine (dlasim.estimate) gives every step's tim
 time (dlasim/cost); dlasim/concurrent/contention.py runs the engines together on the platform's shared
 DRAM and shared GPU. The DRAM bandwidth all engines draw together is the platform's
 `memory.concurrent_efficiency` share of its peak (the spec file names its source; for the Jetson specs an
-assumption, the peak itself, since every measured aggregate is a held-out row).
+assumption, the peak itself, since every measured aggregate is a held-out row). With the engines in
+separate processes (`processes="each"`, parallel trtexec runs) each DLA engine's process holds the
+platform's `gpu.process_dla_wait_share` of the GPU while its DLA task runs (fitted by
+validation/fit_concurrent.py); in one process (`"one"`, the MLPerf harness) it holds none.
 """
 from __future__ import annotations
 
