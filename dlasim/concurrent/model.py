@@ -240,10 +240,7 @@ def _engine_result(e: Engine, est, run, sim: SimResult, mode: str, engines: list
                                         f"+{unit:.3f} ms waiting for {'GPU time' if code == 'gpu_share' else e.unit} "
                                         f"used by {', '.join(others) or 'other engines'} "
                                         f"(this engine alone needs {gpu_alone:.3f} ms of GPU per inference)"
-                                        + (f"; in separate processes the GPU time-slices between their "
-                                           f"contexts, and {', '.join(n for n in held if n != e.name)} held "
-                                           f"{hold:.2f} of a GPU share each while waiting for their DLA tasks"
-                                           if code == "gpu_share" and [n for n in held if n != e.name] else "")))
+                                        + _held_text(e.name, held, hold, code)))
     if copies > 1e-9:
         causes.append(Cause("copies", copies, f"copies at hand-overs: +{copies:.3f} ms in reformat/transition "
                                               f"copies (DRAM {sh.copies_dram_s * 1e3:.3f} ms, GPU share "
@@ -259,6 +256,15 @@ def _engine_result(e: Engine, est, run, sim: SimResult, mode: str, engines: list
                         together if mode == "throughput" else busy, qps_alone, qps_together,
                         together / alone if alone > 0 else 1.0, dram, unit, copies, wait, run.mean_dram_factor,
                         gpu_alone, nbytes, tuple(causes))
+
+
+def _held_text(name: str, held: list[str], hold: float, code: str) -> str:
+    others = [n for n in held if n != name]
+    if code != "gpu_share" or not others:
+        return ""
+    return (f"; in separate processes the GPU time-slices between their contexts, and {', '.join(others)} "
+            f"held {hold:.2f} of a GPU share{' each' if len(others) > 1 else ''} while waiting for "
+            f"{'their' if len(others) > 1 else 'its'} DLA task")
 
 
 def render(r: ConcurrentResult) -> str:
