@@ -164,12 +164,11 @@ def measured_value(expr: str, root: Path = ROOT) -> float:
             if v not in rows:
                 raise DlasimError(f"fps_gap_ms: no row with {key}={v!r} in {path}")
         return 1e3 / float(rows[a][col]) - 1e3 / float(rows[b][col])
-    if fn == "profile_total":
-        from .trtexec import parse_profile
-        return float(parse_profile(_data_path(arg, root)).total_ms)
-    if fn == "trex_gpu_median":
-        from .trtexec import parse_metadata
-        return float(parse_metadata(_data_path(arg, root))["gpu_compute_ms"]["median"])
+    if fn in ("profile_total", "trex_gpu_median"):
+        from .trtexec import parse_metadata, parse_profile
+        path = _data_path(arg, root)
+        return float(parse_profile(path).total_ms if fn == "profile_total"
+                     else parse_metadata(path)["gpu_compute_ms"]["median"])
     raise DlasimError(f"measured: unknown function {fn!r}")
 
 

@@ -130,6 +130,29 @@ def test_fit_reports_unconstrained_parameter():
     assert res["after"]["median_abs_error_pct"] < 1.0
 
 
+def test_default_params_per_device_and_precision():
+    dla_fp16 = ["dla.mac_efficiency_fp16", "dla.layer_overhead_s", "dla.subgraph_overhead_s",
+                "copies.dla_copy_efficiency", "copies.transition_overhead_s"]
+    gpu = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s", "gpu.memory_efficiency",
+           "copies.reformat_floor_s"]
+    assert C.default_params({"dla"}, "fp16", reformat_rows=True) == dla_fp16
+    assert C.default_params({"dla"}, "int8", reformat_rows=False)[0] == "dla.mac_efficiency"
+    assert C.default_params({"gpu"}, "fp16", reformat_rows=False) == gpu
+    assert C.default_params({"gpu"}, "fp16", reformat_rows=True) == gpu + ["copies.reformat_efficiency"]
+    assert C.default_params({"gpu", "dla"}, "fp16", reformat_rows=False) == dla_fp16 + gpu
+
+
+def test_calibrate_takes_typed_values_and_writes_nothing_on_bad_input(tmp_path):
+    out = tmp_path / "x.toml"
+    with pytest.raises(DlasimError) as e:
+        C.calibrate("xavier-agx", [GOOGLENET, GOOGLENET], [GPU_PROFILE], str(out))
+    assert "one per --profile (2 models, 1 profiles)" in str(e.value)
+    with pytest.raises(DlasimError) as e:
+        C.calibrate("xavier-agx", [GOOGLENET], [GPU_PROFILE], str(out), device="gpu", params=())
+    assert "no parameters to fit" in str(e.value)
+    assert not out.exists()
+
+
 def test_write_spec_preserves_comments_and_changes_only_named_values(tmp_path):
     # a source spec without dla.mac_efficiency_fp16, so that the key has to be added
     text = XAVIER.read_text()

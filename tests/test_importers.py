@@ -134,6 +134,31 @@ def test_prototxt_fixture(tmp_path):
     assert _out(g, "prob") == (1, 10)
 
 
+def test_prototxt_crop_to_a_reference_blob_and_crop_without_one(tmp_path):
+    p = tmp_path / "crop.prototxt"
+    p.write_text('input: "data"\ninput_shape { dim: 1 dim: 4 dim: 10 dim: 12 }\n'
+                 'input: "ref"\ninput_shape { dim: 1 dim: 4 dim: 6 dim: 8 }\n'
+                 'layer { name: "crop" type: "Crop" bottom: "data" bottom: "ref" top: "c"\n'
+                 '  crop_param { axis: 2 offset: 1 offset: 2 } }\n'
+                 'layer { name: "alone" type: "Crop" bottom: "c" top: "d" }\n')
+    g = load_model(p)
+    crop = g.layer("crop")
+    # axes 2, 3 from crop_param.axis; ends = offset + the reference blob's size on that axis (6, 8)
+    assert crop.op == "Slice" and crop.attributes == {"starts": [1, 2], "ends": [7, 10], "axes": [2, 3]}
+    assert crop.inputs == ["data"] and _out(g, "crop") == (1, 4, 6, 8)
+    alone = g.layer("alone")       # one bottom: no handler applies, the unknown-op path keeps it
+    assert alone.op == "Crop" and "unknown_op" in alone.flags and _out(g, "alone") == (1, 4, 6, 8)
+
+
+def test_caffe_handler_table_covers_only_caffe_types():
+    from dlasim.importers.caffe_checks import CAFFE_TYPES
+    from dlasim.importers.caffe_layers import HANDLERS, V1_TYPES
+    assert set(HANDLERS) <= set(CAFFE_TYPES)
+    assert {"Convolution", "Deconvolution", "Pooling", "InnerProduct", "TanH"} <= set(HANDLERS)
+    assert "MyPlugin" not in HANDLERS and "" not in HANDLERS
+    assert set(V1_TYPES.values()) <= set(CAFFE_TYPES)
+
+
 def test_prototxt_v1_layers_and_input_dim(tmp_path):
     p = tmp_path / "v1.prototxt"
     p.write_text('input: "data"\ninput_dim: 1\ninput_dim: 3\ninput_dim: 8\ninput_dim: 8\n'

@@ -466,9 +466,9 @@ def print_fit(title: str, res: dict, verbose: bool = False, rows: int = 10):
 def retable(res: dict, obs, plat0, plat1) -> None:
     """Before/after tables of a fit against the original spec and the final platform."""
     usable = [o for o in obs if o.label not in set(res["excluded"])]
-    res["before"] = C._table(usable, C._predict_all(usable, plat0))
-    after = C._predict_all(usable, plat1)
-    res["after"] = C._table(usable, after)
+    res["before"] = C.error_table(usable, C.predict_all(usable, plat0))
+    after = C.predict_all(usable, plat1)
+    res["after"] = C.error_table(usable, after)
     r = [math.log(p / o.measured) for o, p in zip(usable, after)]
     res["residual_rms_log"] = math.sqrt(sum(x * x for x in r) / len(r))
     res["band_pct"] = 100 * (math.exp(res["residual_rms_log"]) - 1)
@@ -596,8 +596,8 @@ def main(argv=None) -> int:
     print_fit("h200 copies (NCHW->NHWC fp16 transposes)", res_hc, a.verbose)
     h3 = res_hc["platform"]
     casts = h200_copy_observations(("fp32_to_fp16_cast",))
-    cast_rows = [{"case": o.label, "measured": o.measured, "predicted": o.predict(h3, C._CostCache()),
-                  "error_pct": 100 * (o.predict(h3, C._CostCache()) / o.measured - 1)} for o in casts]
+    cast_rows = [{"case": o.label, "measured": o.measured, "predicted": o.predict(h3, C.CostCache()),
+                  "error_pct": 100 * (o.predict(h3, C.CostCache()) / o.measured - 1)} for o in casts]
     print_cases("h200 layout-preserving casts with the transpose-fitted copy parameters (not fitted: one "
                 "reformat efficiency cannot serve both)", cast_rows)
     h4 = h200_kernel_classes(h3, queue, [o for o in dense if o.dataset.endswith("F_conv")], a.verbose)

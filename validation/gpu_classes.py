@@ -118,7 +118,7 @@ def kernels_memory_observations(plat) -> list:
 
 
 def errors(obs, plat) -> list[float]:
-    pred = C._predict_all(obs, plat)
+    pred = C.predict_all(obs, plat)
     return [100 * (p / o.measured - 1) for o, p in zip(obs, pred)]
 
 
@@ -152,7 +152,7 @@ def fit_classes(plat, conv_obs=()) -> tuple[object, dict, list[dict]]:
         report.append({"class": cls, "params": {k: d["after"] for k, d in res["parameters"].items()} if params else {},
                        "fit_before": before_fit, "fit_after": errors(fit_obs, p),
                        "held_before": before_held, "held_after": errors(held, p),
-                       "held_rows": [(o.label, o.measured, pr) for o, pr in zip(held, C._predict_all(held, p))]})
+                       "held_rows": [(o.label, o.measured, pr) for o, pr in zip(held, C.predict_all(held, p))]})
     return p, results, report
 
 

@@ -196,7 +196,9 @@ def cmd_calibrate(a) -> Output:
         check_profile(p, "--profile")
     if a.layer_info:
         check_profile(a.layer_info, "--layer-info", layer_info=True)
-    result = calibrate.calibrate_cli(a)
+    params = tuple(p.strip() for p in a.params.split(",") if p.strip()) if a.params else None
+    result = calibrate.calibrate(a.hw, a.model, a.profile, a.output, layer_info=a.layer_info, device=a.device,
+                                 precision=a.precision, batch=a.batch, params=params)
     warnings = tuple(result.pop("warnings", ()))
     if a.format == "json":
         return Output(document(result, warnings), warnings, False)

@@ -14,6 +14,7 @@ import difflib
 import math
 
 from ..errors import ModelError
+from .caffe_layers import V1_TYPES
 
 # BVLC Caffe layer types (caffe/src/caffe/layers/*, REGISTER_LAYER_CLASS) and the common extensions
 # TensorRT's Caffe parser and SSD/YOLO forks add (ReLU6, Upsample, Permute, Normalize, PriorBox, ...).
@@ -49,18 +50,13 @@ _FLOAT_FIELDS = {
 _MAXIMA = {"num_output": MAX_CHANNELS, "group": MAX_CHANNELS}
 
 
-def _v1_types() -> dict:
-    from .caffe import _V1
-    return _V1
-
-
 def _type_name(msg: dict, path: str, name: str) -> str:
     kinds = msg.get("type") or []
     kind = kinds[-1] if kinds else None
     if not isinstance(kind, str) or not kind.strip():
         raise ModelError(f"{path}: layer {name!r} has no type (expected type: \"Convolution\" or another Caffe "
                          f"layer type)")
-    kind = _v1_types().get(kind, kind)
+    kind = V1_TYPES.get(kind, kind)
     if kind not in CAFFE_TYPES:
         near = difflib.get_close_matches(kind, CAFFE_TYPES, n=1, cutoff=0.75)
         folded = {t.lower(): t for t in CAFFE_TYPES}.get(kind.lower())

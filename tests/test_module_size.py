@@ -1,0 +1,45 @@
+"""Every module under dlasim/ stays at most MAX_LINES lines (small modules, one job each).
+
+ALLOWED lists the modules that are still being split, each capped at its line count when it was listed, so
+that they cannot grow meanwhile; an entry goes once its module is split.
+"""
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "dlasim"
+MAX_LINES = 500
+ALLOWED = {            # temporary: module -> cap (its line count when listed)
+    "causes.py": 629,
+    "measured.py": 595,
+    "advice.py": 513,
+}
+
+
+def _lines(path: Path) -> int:
+    with path.open(encoding="utf-8") as f:
+        return sum(1 for _ in f)
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_modules_found():
+    names = {p.relative_to(PACKAGE).as_posix() for p in _modules()}
+    assert {"__init__.py", "ir.py", "trtexec/__init__.py", "importers/onnx.py"} <= names
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: p.relative_to(PACKAGE).as_posix())
+def test_module_size(path):
+    name = path.relative_to(PACKAGE).as_posix()
+    cap = ALLOWED.get(name, MAX_LINES)
+    n = _lines(path)
+    assert n <= cap, f"dlasim/{name} has {n} lines (at most {cap}); split it by job"
+
+
+def test_line_count_of_a_file_with_and_without_final_newline(tmp_path):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\ny = 2\n")
+    b.write_text("x = 1\ny = 2")
+    assert _lines(a) == 2 and _lines(b) == 2
