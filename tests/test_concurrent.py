@@ -322,3 +322,24 @@ def test_pipeline_case_one_frame_in_flight_is_the_stage_sum_and_overlap_is_faste
         case_result({**case, "options": "buffers=0"}, runner)              # no cut
     with pytest.raises(DlasimError):
         case_result({**case, "device": "gpu+dla0+dla1"}, runner)           # 2 stages, 3 units
+
+
+@pytest.mark.in_sample
+def test_in_sample_specs_hold_the_fitted_process_dla_wait_share():
+    # validation/fit_concurrent.py fits the share on FOR-03; every Jetson spec carries that value (a guard on
+    # the fit's reproducibility, not accuracy evidence), and the fit reproduces FOR-03
+    import importlib.util
+    from dlasim import validate
+    from dlasim.hardware import hardware
+    spec = importlib.util.spec_from_file_location("fit_concurrent", validate.ROOT / "validation" / "fit_concurrent.py")
+    fc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fc)
+    rows = fc.forum_rows()
+    plat = hardware("orin-agx")
+    fixed = (plat.dla.subgraph_overhead_s + 2 * plat.copies.transition_overhead_s) * 1e3
+    engines = fc.forum_engines(float(rows["FOR-01"]["value"]), float(rows["FOR-02"]["value"]),
+                               fc.dla_task_ms(rows["FOR-02"]), fixed)
+    share = fc.fit(engines, float(rows["FOR-03"]["value"]))
+    assert fc.predict(engines, share)[0] == pytest.approx(float(rows["FOR-03"]["value"]), rel=1e-3)
+    for name in fc.SPECS:
+        assert hardware(name).gpu.process_dla_wait_share == pytest.approx(share, abs=5e-4), name
