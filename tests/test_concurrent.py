@@ -343,3 +343,15 @@ def test_in_sample_specs_hold_the_fitted_process_dla_wait_share():
     assert fc.predict(engines, share)[0] == pytest.approx(float(rows["FOR-03"]["value"]), rel=1e-3)
     for name in fc.SPECS:
         assert hardware(name).gpu.process_dla_wait_share == pytest.approx(share, abs=5e-4), name
+
+
+def test_engines_file_sets_processes(tmp_path, capsys):
+    f = tmp_path / "set.toml"
+    f.write_text('hw = "orin-agx"\nprocesses = "one"\n[[engine]]\nmodel = "zoo:resnet18"\ndevice = "gpu"\n'
+                 '[[engine]]\nmodel = "zoo:resnet18"\ndevice = "dla0"\n')
+    assert main(["concurrent", "--engines", str(f), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["processes"] == "one" and d["dla_wait_gpu_share"] == 0.0
+    f.write_text(f.read_text().replace('"one"', '"several"'))
+    assert main(["concurrent", "--engines", str(f)]) == 2
+    assert "processes must be each or one" in capsys.readouterr().err
