@@ -205,6 +205,9 @@ class Gpu(_Block):
     tensor_latency_s: Optional[float] = Field(default=None, ge=0)         # fixed ramp/tail of a tensor-core or GEMV kernel
     l2_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)  # activations resident in L2 move at this
     l2_usable_fraction: Optional[float] = Field(default=None, gt=0, le=1)  # share of memory.l2_bytes a step may use
+    # dlasim concurrent, engines in separate processes: the share of the GPU's time slices the context of a
+    # DLA engine holds while its DLA task runs (dlasim/concurrent/contention.py `holds`); unset: none
+    process_dla_wait_share: Optional[float] = Field(default=None, ge=0)
 
     def fma_per_clk_per_sm(self, precision: str) -> float:
         return getattr(self, f"fma_per_clk_per_sm_{precision}")

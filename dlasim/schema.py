@@ -227,8 +227,111 @@ class InspectDoc(Document):
     params: int
 
 
+# `dlasim concurrent` causes of an engine's slowdown together (dlasim/concurrent/model.py; docs/DESIGN.md JSON contract)
+CONCURRENT_CODES = ("dram", "gpu_share", "dla_share", "copies", "pipeline_wait")
+
+
+class ConcurrentCause(_Doc):
+    code: Literal[CONCURRENT_CODES]
+    ms: float = Field(ge=0, description="time added per inference of the engine's batch")
+    text: str
+
+
+class AddedMs(_Doc):
+    dram: float = Field(ge=0)
+    unit_share: float = Field(ge=0, description="waiting for the GPU or DLA core other engines use")
+    copies: float = Field(ge=0, description="reformat/transition copies slowed by DRAM or GPU sharing")
+    pipeline_wait: float = Field(ge=0)
+
+
+class ConcurrentEngine(_Doc):
+    name: str
+    model: str
+    unit: str = Field(pattern=r"^(gpu|dla[0-9]+)$")
+    device: Literal["dla", "gpu"]
+    precision: Literal["fp32", "fp16", "int8", "best"]
+    batch: int = Field(ge=1)
+    alone_ms: float = Field(gt=0, description="stand-alone latency of one inference of the batch")
+    together_ms: float = Field(gt=0, description="throughput: time per inference together; pipeline: stage time")
+    alone_qps: float = Field(ge=0)
+    together_qps: float = Field(ge=0)
+    alone_img_per_s: float = Field(ge=0)
+    together_img_per_s: float = Field(ge=0)
+    slowdown: float = Field(gt=0, description="together_ms / alone_ms")
+    added_ms: AddedMs
+    mean_dram_factor: float = Field(gt=0, le=1, description="mean rate of its DRAM streams against alone")
+    gpu_ms_alone: float = Field(ge=0)
+    dram_bytes: int = Field(ge=0, description="DRAM traffic per inference")
+    causes: list[ConcurrentCause] = Field(description="largest first")
+    warnings: list[str]
+
+
+class Dram(_Doc):
+    peak_bytes_per_s: float = Field(gt=0)
+    cap_bytes_per_s: float = Field(gt=0, description="what all engines draw together at most")
+    mean_use: float = Field(ge=0, le=1)
+    saturated_share: float = Field(ge=0, le=1)
+
+
+class TimelineSpan(_Doc):
+    engine: int = Field(ge=0)
+    name: str
+    kind: Literal["layer", "reformat", "transition", "overhead"]
+    unit: str
+    start_ms: float = Field(ge=0)
+    end_ms: float = Field(ge=0)
+    iteration: int = Field(ge=0)
+
+
+class ConcurrentBody(_Doc):
+    hardware: str
+    mode: Literal["throughput", "pipeline"]
+    processes: Literal["each", "one"] = Field(description="each: an engine per process (parallel trtexec); "
+                                                          "one: one application, a stream per engine")
+    dla_wait_gpu_share: float = Field(ge=0, description="GPU share a DLA engine's process held during its DLA task")
+    aggregate_img_per_s: float = Field(ge=0, description="throughput: sum over engines; pipeline: frames/s x batch")
+    alone_sum_img_per_s: float = Field(ge=0, description="throughput: the naive sum of stand-alone img/s; "
+                                                         "pipeline: the slowest stage alone")
+    dram: Dram
+    pipeline_latency_ms: Optional[float] = Field(description="pipeline: frame latency end to end; else null")
+    engines: list[ConcurrentEngine] = Field(min_length=1)
+
+
+class ConcurrentDoc(Document, ConcurrentBody):
+    """`dlasim concurrent --format json`."""
+    timeline: list[TimelineSpan]
+
+
+class AdviceEngine(_Doc):
+    unit: str = Field(pattern=r"^(gpu|dla[0-9]+)$")
+    model: str
+    batch: int = Field(ge=1)
+
+
+class AdviceCandidate(_Doc):
+    engines: list[AdviceEngine] = Field(min_length=1)
+    aggregate_img_per_s: float = Field(ge=0, description="simulated together")
+    worst_latency_ms: float = Field(gt=0)
+    feasible: bool = Field(description="every engine's latency together under the bound")
+    note: str
+
+
+class BestBody(ConcurrentBody):
+    warnings: list[str]
+
+
+class ConcurrentAdviceDoc(Document):
+    """`dlasim concurrent --advise --format json`."""
+    hardware: str
+    latency_ms: Optional[float]
+    summary: str
+    candidates: list[AdviceCandidate] = Field(description="best first: feasible, then by aggregate img/s")
+    best: Optional[BestBody] = Field(description="the best candidate simulated together (no timeline)")
+
+
 DOCUMENTS = {"estimate": EstimateDoc, "explain": ExplainDoc, "explain-measured": MeasuredExplainDoc,
-             "compare": CompareDoc, "profile": ProfileDoc, "inspect": InspectDoc}
+             "compare": CompareDoc, "profile": ProfileDoc, "inspect": InspectDoc,
+             "concurrent": ConcurrentDoc, "concurrent-advice": ConcurrentAdviceDoc}
 
 
 def schemas() -> dict[str, dict]:

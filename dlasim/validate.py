@@ -34,6 +34,7 @@ measured (a number, or read from the data file the source names):
     csvsum(PATH:COLUMN:KEY=V1|V2)     sum of COLUMN over the rows whose KEY is one of the values
     json(PATH:a.b[k=v,k2=v2].c)       a JSON value; [k=v,...] picks the one list item with those fields
     trex_gpu_median(PATH)             'GPU Compute Time' median of a trex *.profile.metadata.json
+    profile_total(PATH)               the sum of a trtexec --exportProfile file's rows (averageMs), one frame
     fps_gap_ms(PATH:COLUMN:KEY=A|B)    1000/value(A) - 1000/value(B) of two FPS rows (ms): work both runs
                                       share, such as an app's host pre/post-processing, cancels
 unit (to milliseconds): ms; us; qps (latency of one inference = engines / qps); img_per_s (latency of one
@@ -163,9 +164,11 @@ def measured_value(expr: str, root: Path = ROOT) -> float:
             if v not in rows:
                 raise DlasimError(f"fps_gap_ms: no row with {key}={v!r} in {path}")
         return 1e3 / float(rows[a][col]) - 1e3 / float(rows[b][col])
-    if fn == "trex_gpu_median":
-        from .trtexec import parse_metadata
-        return float(parse_metadata(_data_path(arg, root))["gpu_compute_ms"]["median"])
+    if fn in ("profile_total", "trex_gpu_median"):
+        from .trtexec import parse_metadata, parse_profile
+        path = _data_path(arg, root)
+        return float(parse_profile(path).total_ms if fn == "profile_total"
+                     else parse_metadata(path)["gpu_compute_ms"]["median"])
     raise DlasimError(f"measured: unknown function {fn!r}")
 
 

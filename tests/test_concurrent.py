@@ -189,3 +189,169 @@ def test_engines_of_very_different_periods_are_measured_within_the_event_budget(
     assert r.runs[0].period_s == pytest.approx(5e-6)
     with pytest.raises(RuntimeError):
         simulate([fast, [seg("gpu", 1000.0, 0.0, 0)]], 100e9, max_events=20_000)
+
+
+def test_a_shared_estimate_cache_keeps_platforms_apart():
+    # validate shares one cache over every concurrent case: the same model, device and batch on Xavier NX
+    # must not reuse the AGX Xavier estimate (NX has 6 of AGX's 8 SMs and a slower clock: its GPU is slower)
+    from dlasim.concurrent.model import estimate_engines
+    from dlasim.hardware import hardware
+    cache: dict = {}
+    e = [Engine("zoo:resnet18", "gpu", batch=4)]
+    agx = estimate_engines(e, hardware("xavier-agx"), cache)[0]
+    nx = estimate_engines(e, hardware("xavier-nx"), cache)[0]
+    assert nx.total_ms > 1.2 * agx.total_ms
+    assert estimate_engines(e, hardware("xavier-agx"), cache)[0] is agx
+
+
+def test_a_dla_engines_process_holding_gpu_time_slices_slows_the_gpu_engine():
+    # GPU engine: 1 ms kernels back to back; DLA engine in its own process: a 4 ms DLA step, its context
+    # holding half a GPU share meanwhile (holds 0.5): the kernels share the GPU with 0.5 of a step, so each
+    # takes 1.5 ms, 0.5 ms of it charged to unit sharing; the DLA engine itself is not slowed
+    g = [seg("gpu", 1.0, 0.0, 0)]
+    d = [seg("dla0", 4.0, 0.0, 0)]
+    r = simulate([g, d], 100e9, iterations=6, holds=[0.0, 0.5])
+    assert r.runs[0].period_s == pytest.approx(1.5e-3)
+    assert r.runs[0].share.unit_s == pytest.approx(0.5e-3)
+    assert r.runs[1].period_s == pytest.approx(4.0e-3)
+    assert simulate([g, d], 100e9, iterations=6).runs[0].period_s == pytest.approx(1.0e-3)
+    with pytest.raises(ValueError):
+        simulate([g, d], 100e9, holds=[0.5])
+
+
+def test_the_hold_lasts_only_while_the_dla_step_runs():
+    # DLA engine: a 1 ms reformat on the GPU, then 2 ms on dla0, holding a whole GPU share (holds 1.0)
+    # during the DLA step only. GPU engine: 1 ms kernels.
+    # t=0-2: reformat and kernel share the GPU (n=2): the reformat ends at 2 ms, the kernel too.
+    # t=2-4: DLA step, the hold makes n=2 for the kernels: one kernel (1 ms work) takes 2 ms, ends at 4.
+    # period 4 ms for the DLA engine, 2 kernels per 4 ms for the GPU engine: 2 ms each
+    g = [seg("gpu", 1.0, 0.0, 0)]
+    d = [seg("gpu", 1.0, 0.0, 0, kind="reformat"), seg("dla0", 2.0, 0.0, 0)]
+    r = simulate([g, d], 100e9, iterations=6, holds=[0.0, 1.0])
+    assert r.runs[1].period_s == pytest.approx(4.0e-3)
+    assert r.runs[0].period_s == pytest.approx(2.0e-3)
+
+
+def test_separate_processes_slow_the_gpu_engine_more_than_one_process():
+    engines = [Engine("zoo:resnet18", "gpu", batch=4), Engine("zoo:resnet18", "dla", 0, batch=2),
+               Engine("zoo:resnet18", "dla", 1, batch=2)]
+    each = concurrent(engines, "orin-agx", processes="each")
+    one = concurrent(engines, "orin-agx", processes="one")
+    assert each.processes == "each" and one.processes == "one"
+    assert each.engines[0].together_ms > one.engines[0].together_ms
+    assert each.dla_wait_share > 0 and one.dla_wait_share == 0.0
+    assert any("time-slices" in c.text for c in each.engines[0].causes if c.code == "gpu_share")
+    assert each.to_dict()["processes"] == "each"
+    with pytest.raises(DlasimError):
+        concurrent(engines, "orin-agx", processes="some")
+
+
+def test_cli_processes_flag_and_bad_value(capsys):
+    assert main(["concurrent", "zoo:resnet18", "--hw", "orin-agx", "--processes", "one", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["processes"] == "one"
+    assert main(["concurrent", "zoo:resnet18", "--processes", "many"]) == 2
+    assert "--processes" in capsys.readouterr().err
+
+
+def test_alike_engines_start_out_of_phase():
+    # two alike engines, 1 ms on the GPU then 1 ms on their own DLA core. Started together they share the GPU
+    # (0-2 ms at half rate) and then idle it (2-3): period 3 ms. Spread half an iteration apart, one is on
+    # its DLA while the other is on the GPU: 2 ms each, no sharing
+    from dlasim.concurrent.contention import spread_phases, start_step
+    a = [seg("gpu", 1.0, 0.0, 0), seg("dla0", 1.0, 0.0, 0)]
+    b = [seg("gpu", 1.0, 0.0, 0), seg("dla1", 1.0, 0.0, 0)]
+    c = [seg("gpu", 2.0, 0.0, 0)]
+    assert spread_phases([a, b]) == [0.0, 0.5]
+    assert spread_phases([c, a, b]) == [0.0, 0.0, 0.5]
+    assert start_step(a, 0.5) == 1 and start_step(a, 0.0) == 0
+    assert [r.period_s for r in simulate([a, b], 100e9).runs] == pytest.approx([3e-3, 3e-3])
+    spread = simulate([a, b], 100e9, phases=[0.0, 0.5])
+    assert [r.period_s for r in spread.runs] == pytest.approx([2e-3, 2e-3])
+    assert all(r.share.unit_s == pytest.approx(0.0, abs=1e-12) for r in spread.runs)
+    with pytest.raises(ValueError):
+        simulate([a, b], 100e9, phases=[0.0, 1.0])
+
+
+def test_a_gpu_steps_fixed_part_leaves_the_gpu_to_the_other_engine():
+    # DLA engine: a reformat of 0.4 ms synchronisation + 0.1 ms kernel, then 2 ms on dla0; GPU engine: 1 ms
+    # kernels. The sync runs on the DLA engine's host thread (the GPU engine has the GPU), the 0.1 ms kernel
+    # shares the GPU (0.2 ms): DLA period 0.4 + 0.2 + 2 = 2.6 ms, in which the GPU engine gets 2.5 ms of GPU:
+    # 2.6 / 2.5 = 1.04 ms per kernel (counting the sync as GPU time would give 2.6 / 2.3 = 1.13 ms)
+    g = [seg("gpu", 1.0, 0.0, 0)]
+    d = [seg("gpu", 0.5, 0.0, 0, overhead_ms=0.4, kind="reformat"), seg("dla0", 2.0, 0.0, 0)]
+    r = simulate([g, d], 100e9, iterations=20)
+    assert r.runs[1].period_s == pytest.approx(2.6e-3)
+    assert r.runs[0].period_s == pytest.approx(1.04e-3, rel=0.01)
+    assert {s.unit for s in r.spans} == {"gpu", "dla0", "host"}
+
+
+def test_case_options_parse_and_reject():
+    from dlasim.concurrent.cases import case_options
+    co = case_options("processes=one;input_formats=int8:chw;cut=a,b;buffers=0;anchor=gpu:100|dla0:20")
+    assert co.rest == "input_formats=int8:chw" and co.processes == "one" and co.cuts == ("a", "b")
+    assert co.buffers == 0 and co.anchor == {"gpu": 100.0, "dla0": 20.0}
+    assert case_options("").processes == "each" and case_options("").buffers == 1
+    for bad in ("processes=all", "buffers=-1", "buffers=two"):
+        with pytest.raises(DlasimError):
+            case_options(bad)
+
+
+def test_profile_total_reads_a_real_trtexec_profile():
+    from dlasim import validate
+    path = "validation/data/haxconn/profiles/googlenet_gpu_transition_at_53.profile"
+    rows = json.loads((validate.ROOT / path).read_text())[1:]
+    assert validate.measured_value(f"profile_total({path})") == pytest.approx(sum(r["averageMs"] for r in rows))
+    assert 2.5 < validate.measured_value(f"profile_total({path})") < 2.6      # 2.553 ms, the rows summed
+
+
+def test_pipeline_case_one_frame_in_flight_is_the_stage_sum_and_overlap_is_faster():
+    from dlasim import validate
+    from dlasim.concurrent.cases import case_result
+    case = {"name": "p", "suite": "concurrent-pipeline", "platform": "xavier-agx", "precision": "fp16",
+            "model": "validation/data/haxconn/prototxt/googlenet.prototxt", "device": "gpu+dla0",
+            "options": "processes=one;cut=inception_4a/output;buffers=0", "metric": "concurrent:frame_ms"}
+    runner = validate._Runner()
+    seq = case_result(case, runner)
+    assert [e.unit for e in seq.engines] == ["gpu", "dla0"]
+    assert seq.pipeline_latency_ms == pytest.approx(sum(e.alone_ms for e in seq.engines), rel=1e-6)
+    over = case_result({**case, "options": "processes=one;cut=inception_4a/output;buffers=1"}, runner)
+    # frames overlapping: more frames per second than one at a time, never more than the slower stage allows
+    assert over.aggregate_img_per_s > seq.aggregate_img_per_s
+    assert over.aggregate_img_per_s <= 1e3 / max(e.alone_ms for e in over.engines) + 1e-9
+    with pytest.raises(DlasimError):
+        case_result({**case, "options": "buffers=0"}, runner)              # no cut
+    with pytest.raises(DlasimError):
+        case_result({**case, "device": "gpu+dla0+dla1"}, runner)           # 2 stages, 3 units
+
+
+@pytest.mark.in_sample
+def test_in_sample_specs_hold_the_fitted_process_dla_wait_share():
+    # validation/fit_concurrent.py fits the share on FOR-03; every Jetson spec carries that value (a guard on
+    # the fit's reproducibility, not accuracy evidence), and the fit reproduces FOR-03
+    import importlib.util
+    from dlasim import validate
+    from dlasim.hardware import hardware
+    spec = importlib.util.spec_from_file_location("fit_concurrent", validate.ROOT / "validation" / "fit_concurrent.py")
+    fc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fc)
+    rows = fc.forum_rows()
+    plat = hardware("orin-agx")
+    fixed = (plat.dla.subgraph_overhead_s + 2 * plat.copies.transition_overhead_s) * 1e3
+    engines = fc.forum_engines(float(rows["FOR-01"]["value"]), float(rows["FOR-02"]["value"]),
+                               fc.dla_task_ms(rows["FOR-02"]), fixed)
+    share = fc.fit(engines, float(rows["FOR-03"]["value"]))
+    assert fc.predict(engines, share)[0] == pytest.approx(float(rows["FOR-03"]["value"]), rel=1e-3)
+    for name in fc.SPECS:
+        assert hardware(name).gpu.process_dla_wait_share == pytest.approx(share, abs=5e-4), name
+
+
+def test_engines_file_sets_processes(tmp_path, capsys):
+    f = tmp_path / "set.toml"
+    f.write_text('hw = "orin-agx"\nprocesses = "one"\n[[engine]]\nmodel = "zoo:resnet18"\ndevice = "gpu"\n'
+                 '[[engine]]\nmodel = "zoo:resnet18"\ndevice = "dla0"\n')
+    assert main(["concurrent", "--engines", str(f), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["processes"] == "one" and d["dla_wait_gpu_share"] == 0.0
+    f.write_text(f.read_text().replace('"one"', '"several"'))
+    assert main(["concurrent", "--engines", str(f)]) == 2
+    assert "processes must be each or one" in capsys.readouterr().err

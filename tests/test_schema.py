@@ -46,6 +46,13 @@ CASES = [
     ("profile", ["profile", str(TREX / "resnet.onnx.engine.profile.json"), "--layer-info",
                  str(TREX / "resnet.onnx.engine.graph.json")]),
     ("inspect", ["inspect", "zoo:resnet18"]),
+    ("concurrent", ["concurrent", "zoo:resnet18", "--hw", "orin-agx", "--int8"]),
+    ("concurrent", ["concurrent", "zoo:googlenet", "--cut", "inception_4a/output", "--stages", "dla0,gpu",
+                    "--hw", "xavier-agx", "--fp16"]),
+    ("concurrent", ["concurrent", "--hw", "xavier-nx", "--processes", "one", "--engine", "zoo:resnet18,device=gpu",
+                    "--engine", "zoo:mobilenet_v2,device=dla1,batch=2"]),
+    ("concurrent-advice", ["concurrent", "zoo:resnet18", "zoo:googlenet", "--hw", "orin-agx", "--advise",
+                           "--latency-ms", "20", "--batches", "1,4"]),
 ]
 
 
@@ -65,6 +72,30 @@ def test_schema_rejects_drift(capsys):
                    {k: v for k, v in doc.items() if k != "throughput_qps"}):
         with pytest.raises(ValidationError):
             S.EstimateDoc.model_validate(broken)
+
+
+def test_concurrent_schema_rejects_drift(capsys):
+    doc = out_of(capsys, "concurrent", "zoo:resnet18", "--hw", "orin-agx")
+    assert doc["schema_version"] == "1" and doc["warnings"] == [] or isinstance(doc["warnings"], list)
+    e0 = doc["engines"][0]
+    cause = {**e0["causes"][0], "code": "slow"}
+    for broken in ({**doc, "extra": 1}, {**doc, "processes": "some"}, {**doc, "engines": []},
+                   {**doc, "engines": [{**e0, "causes": [cause]}]}, {**doc, "engines": [{**e0, "unit": "tpu"}]},
+                   {k: v for k, v in doc.items() if k != "timeline"}):
+        with pytest.raises(ValidationError):
+            S.ConcurrentDoc.model_validate(broken)
+
+
+def test_concurrent_cause_codes_are_the_documented_ones():
+    import inspect
+    from dlasim.concurrent import model
+    used = set(re.findall(r'Cause\("([a-z_]+)"', inspect.getsource(model)))
+    used |= set(re.findall(r'"(gpu_share|dla_share)"', inspect.getsource(model)))
+    assert used == set(S.CONCURRENT_CODES)
+    text = (ROOT / "docs" / "DESIGN.md").read_text()
+    section = text[text.index("`concurrent` (schema: "):]
+    for code in S.CONCURRENT_CODES:
+        assert f'"{code}"' in section[:1500], code
 
 
 def test_cause_codes_are_documented():

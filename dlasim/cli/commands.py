@@ -253,8 +253,11 @@ def cmd_zoo(a) -> Output:
 
 def cmd_concurrent(a) -> Output:
     from ..concurrent.cli import cmd
-    text = cmd(a)
-    return Output(text, (), False)       # its table is laid out by the concurrent report itself
+    out = cmd(a)
+    if isinstance(out, dict):            # --format json: a versioned document like the other commands'
+        warnings = out.pop("warnings", [])
+        return Output(document(out, warnings), (), False)
+    return Output(out, (), False)        # its table is laid out by the concurrent report itself
 
 
 def cmd_sweep(a) -> Output:

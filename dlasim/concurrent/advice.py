@@ -98,7 +98,7 @@ def _engine(unit: str, model: str, batch: int, precision: str) -> Engine:
 
 def advise(models: list[str], hw="xavier-agx", latency_ms: float | None = None,
            batches: tuple[int, ...] = (1, 2, 4, 8, 16, 32), precision: str = "int8",
-           max_steps: int = 12) -> AdviceResult:
+           max_steps: int = 12, processes: str | None = None) -> AdviceResult:
     from ..hardware import hardware
     plat = hardware(hw) if isinstance(hw, str) else hw
     units = _units(plat)
@@ -127,7 +127,7 @@ def advise(models: list[str], hw="xavier-agx", latency_ms: float | None = None,
         note = ""
         for _ in range(max_steps):
             engines = [_engine(u, m, b, precision) for (u, m), b in zip(assign, chosen)]
-            r = run_concurrent(engines, plat, cache=cache)
+            r = run_concurrent(engines, plat, cache=cache, processes=processes)
             late = [i for i, e in enumerate(r.engines) if latency_ms is not None and e.together_ms > latency_ms]
             if not late:
                 break

@@ -38,6 +38,9 @@ def add_options(p) -> None:
     p.add_argument("--cut", action="append", default=[],
                    help="pipeline: cut MODEL after this layer (repeat or comma-separate for more stages; default: none)")
     p.add_argument("--stages", default=None, help="pipeline: the unit of each stage, e.g. dla0,gpu (default: none)")
+    p.add_argument("--processes", choices=["each", "one"], default=None,
+                   help="each: every engine in its own process (parallel trtexec runs); one: one application "
+                        "with a stream per engine (as the MLPerf harness) (default: each; one with --mode pipeline)")
     p.add_argument("--iterations", type=int, default=4, help="simulated iterations per engine after one warm-up (default: 4)")
     p.add_argument("--advise", action="store_true", help="search assignments and batches for aggregate img/s (default: off)")
     p.add_argument("--latency-ms", type=float, default=None, help="--advise: per-engine latency bound in ms (default: none)")
@@ -57,8 +60,9 @@ def _defaults(a) -> dict:
     return d
 
 
-def cmd(a) -> str:
-    from .. import report
+def cmd(a) -> str | dict:
+    """The rendered table or page, or (--format json) the document's dict, which the CLI wraps with the
+    schema version (docs/schema/concurrent.schema.json, concurrent-advice.schema.json)."""
     from . import advise, concurrent
     from .engines import make_engine, load_engines, parse_engine
     if a.format == "html" and not a.output:
@@ -67,7 +71,7 @@ def cmd(a) -> str:
         raise DlasimError("--iterations must be >= 1")
     from ..api import load
     from ..hardware import hardware
-    hw, mode, defaults = a.hw, a.mode, _defaults(a)
+    hw, mode, processes, defaults = a.hw, a.mode, a.processes, _defaults(a)
     if a.advise:
         if not a.models:
             raise DlasimError("concurrent --advise: give the models to place")
@@ -77,9 +81,9 @@ def cmd(a) -> str:
             raise DlasimError(f"--batches: expected integers, got {a.batches!r}") from None
         if not batches or min(batches) < 1:
             raise DlasimError("--batches: give batches >= 1")
-        result = advise(a.models, hw or "xavier-agx", a.latency_ms, batches, a.precision or "int8")
+        result = advise(a.models, hw or "xavier-agx", a.latency_ms, batches, a.precision or "int8", a.processes)
         if a.format == "json":
-            return report.to_json(result.to_dict())
+            return result.to_dict()
         if a.format == "html":
             from .page import advice_page
             return advice_page(result)
@@ -89,6 +93,7 @@ def cmd(a) -> str:
         engines, top = load_engines(a.engines, defaults)
         hw = hw or top.get("hw")
         mode = mode or top.get("mode")
+        processes = processes or top.get("processes")
     engines += [parse_engine(t, defaults) for t in a.engine]
     if a.models and (a.engine or a.engines):
         raise DlasimError("concurrent: give MODEL or --engine/--engines, not both")
@@ -108,7 +113,7 @@ def cmd(a) -> str:
         from dataclasses import replace
         engines = [replace(e, model=g, label=f"stage {i + 1} (to {bounds[i]})@{e.unit}")
                    for i, (e, g) in enumerate(zip(engines, parts))]
-        result = concurrent(engines, plat, "pipeline", a.iterations)
+        result = concurrent(engines, plat, "pipeline", a.iterations, a.processes)
         return _out(result, a)
     if a.models:
         if len(a.models) > 1:
@@ -117,13 +122,12 @@ def cmd(a) -> str:
         engines = [make_engine({**defaults, "model": a.models[0], "device": "gpu"}, "MODEL")]
         engines += [make_engine({**defaults, "model": a.models[0], "device": f"dla{c}"}, "MODEL")
                     for c in range(cores)]
-    return _out(concurrent(engines, plat, mode or "throughput", a.iterations), a)
+    return _out(concurrent(engines, plat, mode or "throughput", a.iterations, processes), a)
 
 
-def _out(result, a) -> str:
-    from .. import report
+def _out(result, a) -> str | dict:
     if a.format == "json":
-        return report.to_json(result.to_dict())
+        return result.to_dict()
     if a.format == "html":
         from .page import concurrent_page
         return concurrent_page(result)

@@ -9,12 +9,23 @@ Between two events (a step finishing) the set of running steps is fixed, and so 
   copies compete for GPU time (reference/dla.md s0.1 fact 14 and s5.1: the copies into and out of DLA memory
   and the reformats run on the GPU; the forum measurement in ../shared/data/public2 FOR-01..05 shows a GPU
   engine slowing when DLA engines with GPU reformats run beside it).
+- Engines in separate processes (trtexec per engine, as jetson_benchmarks and the forum thread run them)
+  have their own GPU contexts, which the GPU time-slices. A DLA engine's context waits for its DLA task on
+  the GPU (in trtexec profiles the GPU-side step after a DLA subgraph carries the DLA's time:
+  ../shared/data/README.md), so while its DLA steps run it holds a share of the GPU's time slices that does
+  no work: weight `hold` (an engine's entry in `holds`, 0 for an engine in the harness's one process). The
+  GPU steps running then share the GPU as if sum(hold) more steps were on it. The weight is fitted by
+  validation/fit_concurrent.py (rows FOR-01..03 of ../shared/data/public2) and kept in the platform spec.
 - DRAM is shared by all running steps (reference/dla.md s0.1 fact 6: "DRAM bandwidth is shared with
   GPU/CPU", s4 FAQ: DLA and GPU contend for DRAM). A step alone needs `memory_s` to move its bytes at its
   own engine's DRAM rate. When the running steps together would draw more than the bandwidth the whole
   system sustains, every memory stream is slowed by one common factor f (bandwidth shared in proportion
   to each stream's demand); a step's time becomes overhead + max(non-memory time, memory_s / f), so a
   compute-bound step absorbs the slower stream until its memory part becomes the longer one.
+
+Engines with the same steps (one network on DLA0 and DLA1) start spread over their iteration (`phases`,
+spread_phases): started at one instant they would stay in a lockstep that independent processes do not keep
+(their GPU reformats would always coincide).
 
 Everything here is a pure function of typed records; the spec numbers come in as arguments.
 """
@@ -42,9 +53,9 @@ class Segment:
         other = body if self.memory_s < body else 0.0
         return self.overhead_s + max(other, self.memory_s / f)
 
-    def shared_time(self, f: float, n: int) -> float:
-        """Its time with n steps on its unit at once: the body takes turns on the unit, the fixed part
-        (launch, synchronisation wait) does not occupy it."""
+    def shared_time(self, f: float, n: float) -> float:
+        """Its time with n steps on its unit at once (n may count held shares, see `holds`): the body takes
+        turns on the unit, the fixed part (launch, synchronisation wait) does not occupy it."""
         t = self.time_at(f)
         return t if n <= 1 else self.overhead_s + n * (t - self.overhead_s)
 
@@ -92,7 +103,7 @@ class SimResult:
     saturated_share: float    # share of the time the cap was reached
 
 
-def dram_factor(running: list[tuple[Segment, int]], capacity: float) -> float:
+def dram_factor(running: list[tuple[Segment, float]], capacity: float) -> float:
     """The common factor f (0 < f <= 1) of the memory streams so that their draw fits `capacity`.
 
     `running`: (segment, number of steps sharing its unit). A step sharing its unit with n-1 others takes
@@ -115,19 +126,28 @@ def dram_factor(running: list[tuple[Segment, int]], capacity: float) -> float:
 
 def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: str = "throughput",
              iterations: int = 4, warmup: int = 1, keep_spans: int = 3, max_events: int = 200_000,
-             buffers: int = 1) -> SimResult:
+             buffers: int = 1, holds: list[float] | None = None,
+             phases: list[float] | None = None) -> SimResult:
     """Run the engines together until each finished `warmup + iterations` iterations (pipeline: frames).
 
     Throughput mode: each engine loops over its steps independently. Pipeline mode: engine k is stage k; it
     starts frame n once stage k-1 finished frame n and at most `buffers` finished frames wait for stage k+1.
+    `holds`: per engine, the GPU share its process holds while one of its DLA steps runs (default: none).
+    `phases` (throughput mode): per engine, the share of its stand-alone iteration already done at t=0: it
+    starts at the step where that share falls, and its first, partial iteration is the warm-up (default: 0).
     """
     ne = len(engines)
     if ne == 0 or any(not e for e in engines):
         raise ValueError("every engine needs at least one step")
+    if holds is not None and (len(holds) != ne or min(holds) < 0):
+        raise ValueError("holds: one share >= 0 per engine")
     pipeline = mode == "pipeline"
+    engines = [split_overheads(e, k) for k, e in enumerate(engines)]
     warmup = max(warmup, 1)
     need = warmup + iterations
-    pos = [0] * ne                         # step index
+    if phases is not None and (len(phases) != ne or not all(0 <= p < 1 for p in phases)):
+        raise ValueError("phases: one share in [0, 1) per engine")
+    pos = [0 if pipeline or not phases else start_step(e, p) for e, p in zip(engines, phases or [0.0] * ne)]
     left = [1.0] * ne                      # fraction of the current step still to run
     it = [0] * ne                          # iterations (frames) finished
     busy = [not pipeline or k == 0 for k in range(ne)]    # pipeline: stage k has a frame to work on
@@ -154,10 +174,12 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
         active = [k for k in range(ne) if busy[k]]
         if not active:
             raise RuntimeError("pipeline deadlock")
-        per_unit: dict[str, int] = {}
+        per_unit: dict[str, float] = {}
         for k in active:
             u = engines[k][pos[k]].unit
             per_unit[u] = per_unit.get(u, 0) + 1
+            if holds and holds[k] and u.startswith("dla"):   # its context waits on the GPU for this DLA step
+                per_unit["gpu"] = per_unit.get("gpu", 0) + holds[k]
         running = [(engines[k][pos[k]], per_unit[engines[k][pos[k]].unit]) for k in active]
         key = tuple((k, pos[k], n) for k, (_, n) in zip(active, running))
         f = memo.get(key)
@@ -199,7 +221,8 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
                 continue
             s = engines[k][pos[k]]
             if it[k] < keep_spans:
-                spans.append(Span(k, pos[k], s.name, s.kind, s.unit, step_start[k], t, it[k]))
+                spans.append(Span(k, pos[k], s.name, s.kind, "host" if s.unit.startswith("host") else s.unit,
+                                  step_start[k], t, it[k]))
             pos[k] += 1
             left[k] = 1.0
             step_start[k] = t
@@ -233,6 +256,45 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
                               fsum[k] / fbusy[k] if fbusy[k] else 1.0))
     return SimResult(tuple(runs), tuple(spans), t, capacity_bytes_per_s, use_int / t if t else 0.0,
                      sat_t / t if t else 0.0)
+
+
+def split_overheads(steps: list[Segment], k: int) -> list[Segment]:
+    """A GPU step's fixed part (launch, synchronisation wait) does not use the GPU: it becomes a step of
+    its own on the engine's host thread (unit `hostK`, never shared), followed by the kernel, so that
+    another engine's kernel has the whole GPU meanwhile."""
+    out = []
+    for s in steps:
+        if s.unit == "gpu" and 0.0 < s.overhead_s < s.time_s:
+            out.append(Segment(s.name, "overhead", f"host{k}", s.overhead_s, 0.0, s.overhead_s, 0))
+            out.append(Segment(s.name, s.kind, s.unit, s.time_s - s.overhead_s, s.memory_s, 0.0, s.dram_bytes))
+        else:
+            out.append(s)
+    return out
+
+
+def start_step(steps: list[Segment], phase: float) -> int:
+    """The step at which `phase` of the stand-alone iteration time has passed."""
+    total = sum(s.time_s for s in steps)
+    done = 0.0
+    for i, s in enumerate(steps):
+        if done >= phase * total - 1e-15:
+            return i
+        done += s.time_s
+    return len(steps) - 1
+
+
+def spread_phases(engines: list[list[Segment]]) -> list[float]:
+    """Engines with the same steps (the same network on DLA0 and DLA1) started at one instant would run in
+    a lockstep no two independent processes keep: the j-th of m alike engines starts j/m of an iteration in
+    (an even spread standing for the random phases of real runs); every other engine starts at 0."""
+    groups: dict[tuple, list[int]] = {}
+    for k, e in enumerate(engines):
+        groups.setdefault(tuple((s.kind, s.unit[:3], s.time_s, s.dram_bytes) for s in e), []).append(k)
+    phases = [0.0] * len(engines)
+    for ks in groups.values():
+        for j, k in enumerate(ks):
+            phases[k] = j / len(ks)
+    return phases
 
 
 def _can_start(k: int, it: list[int], ne: int, buffers: int = 1) -> bool:

@@ -110,7 +110,7 @@ def parse_engine(text: str, defaults: dict | None = None) -> Engine:
 
 
 def load_engines(path: str, defaults: dict | None = None) -> tuple[list[Engine], dict]:
-    """Engines from a TOML file: optional top-level `hw`, `mode`, and `[[engine]]` tables."""
+    """Engines from a TOML file: optional top-level `hw`, `mode`, `processes`, and `[[engine]]` tables."""
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
@@ -122,9 +122,11 @@ def load_engines(path: str, defaults: dict | None = None) -> tuple[list[Engine],
     if not isinstance(tables, list) or not tables:
         raise DlasimError(f"{path}: expected [[engine]] tables (model, device, precision, batch, ...)")
     top = {k: v for k, v in data.items() if k != "engine"}
-    bad = [k for k in top if k not in ("hw", "mode")]
+    bad = [k for k in top if k not in ("hw", "mode", "processes")]
     if bad:
-        raise DlasimError(f"{path}: unknown top-level key {bad[0]!r} (expected hw, mode, [[engine]])")
+        raise DlasimError(f"{path}: unknown top-level key {bad[0]!r} (expected hw, mode, processes, [[engine]])")
+    if "processes" in top and top["processes"] not in ("each", "one"):
+        raise DlasimError(f"{path}: processes must be each or one, got {top['processes']!r}")
     engines = [make_engine({**(defaults or {}), **t}, f"{path}: engine {i + 1}") for i, t in enumerate(tables)]
     return engines, top
 

@@ -4,17 +4,21 @@ The stand-alone estimate of each engine (dlasim.estimate) gives every step's tim
 time (dlasim/cost); dlasim/concurrent/contention.py runs the engines together on the platform's shared
 DRAM and shared GPU. The DRAM bandwidth all engines draw together is the platform's
 `memory.concurrent_efficiency` share of its peak (the spec file names its source; for the Jetson specs an
-assumption, the peak itself, since every measured aggregate is a held-out row).
+assumption, the peak itself, since every measured aggregate is a held-out row). With the engines in
+separate processes (`processes="each"`, parallel trtexec runs) each DLA engine's process holds the
+platform's `gpu.process_dla_wait_share` of the GPU while its DLA task runs (fitted by
+validation/fit_concurrent.py); in one process (`"one"`, the MLPerf harness) it holds none.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..errors import DlasimError
-from .contention import Segment, SimResult, simulate
+from .contention import Segment, SimResult, simulate, spread_phases
 from .engines import Engine
 
 DEFAULT_CONCURRENT_EFFICIENCY = 1.0     # used when a spec has no fitted value: the peak itself (warned)
+PROCESSES = ("each", "one")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +75,12 @@ class ConcurrentResult:
     spans: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     horizon_ms: float = 0.0
+    processes: str = "each"              # "each": an engine per process; "one": one process, a stream each
+    dla_wait_share: float = 0.0          # GPU share a DLA engine's process held while its DLA task ran
 
     def to_dict(self, spans: bool = True) -> dict:
-        d = {"hardware": self.hardware, "mode": self.mode,
+        d = {"hardware": self.hardware, "mode": self.mode, "processes": self.processes,
+             "dla_wait_gpu_share": self.dla_wait_share,
              "aggregate_img_per_s": self.aggregate_img_per_s, "alone_sum_img_per_s": self.alone_sum_img_per_s,
              "dram": {"peak_bytes_per_s": self.dram_peak_bytes_per_s, "cap_bytes_per_s": self.dram_cap_bytes_per_s,
                       "mean_use": self.mean_dram_use, "saturated_share": self.saturated_share},
@@ -127,15 +134,16 @@ def _check(engines: list[Engine], plat) -> None:
 
 
 def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> list:
-    """Each engine's stand-alone estimate (graphs loaded once per model)."""
+    """Each engine's stand-alone estimate (graphs loaded once per model). A cache shared between calls keys
+    the estimates by platform too (the platform objects stay alive with their caller, as the graphs do)."""
     from ..api import estimate, load
     cache = {} if cache is None else cache
     out = []
     for e in engines:
-        key = (e.model if isinstance(e.model, str) else id(e.model), e.device, e.dla_core, e.precision, e.batch,
-               e.input_formats, e.output_formats, e.gpu_fallback)
+        key = (id(plat), e.model if isinstance(e.model, str) else id(e.model), e.device, e.dla_core, e.precision,
+               e.batch, e.input_formats, e.output_formats, e.gpu_fallback)
         if key not in cache:
-            gkey = ("graph", key[0], e.batch)
+            gkey = ("graph", key[1], e.batch)
             if gkey not in cache:
                 cache[gkey] = load(e.model, batch=e.batch)
             cache[key] = estimate(cache[gkey], plat, device=e.device, precision=e.precision, batch=e.batch,
@@ -146,11 +154,16 @@ def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> 
 
 
 def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughput", iterations: int = 4,
-                   cache: dict | None = None, buffers: int = 1) -> ConcurrentResult:
-    """Predict the engines running together (see the package notes)."""
+                   cache: dict | None = None, buffers: int = 1, processes: str | None = None) -> ConcurrentResult:
+    """Predict the engines running together (see the package notes). `processes`: "each" (every engine in
+    its own process, as parallel trtexec runs; default in throughput mode) or "one" (one application with
+    a stream per engine, as the MLPerf harness; default in pipeline mode)."""
     from ..hardware import hardware
     if mode not in ("throughput", "pipeline"):
         raise DlasimError(f"concurrent: mode must be throughput or pipeline, got {mode!r}")
+    processes = processes or ("each" if mode == "throughput" else "one")
+    if processes not in PROCESSES:
+        raise DlasimError(f"concurrent: processes must be {' or '.join(PROCESSES)}, got {processes!r}")
     plat = hardware(hw) if isinstance(hw, str) else hw
     _check(engines, plat)
     ests = estimate_engines(engines, plat, cache)
@@ -171,11 +184,22 @@ def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughp
     if mode == "throughput":
         for u in sorted({u for u in units if units.count(u) > 1}):
             warnings.append(f"{units.count(u)} engines share {u}: they take turns on it")
+    holds = None
+    if processes == "each" and plat.gpu is not None and any(e.device == "dla" for e in engines):
+        share = plat.gpu.process_dla_wait_share
+        if share is None:
+            warnings.append(f"{plat.name} has no gpu.process_dla_wait_share: the DLA engines' processes are "
+                            f"taken to hold no GPU time while their DLA tasks run (optimistic for the GPU engine)")
+        else:
+            holds = [share if e.device == "dla" else 0.0 for e in engines]
     try:
-        sim = simulate(segs, cap, mode=mode, iterations=iterations, buffers=buffers)
+        sim = simulate(segs, cap, mode=mode, iterations=iterations, buffers=buffers, holds=holds,
+                       phases=spread_phases(segs) if mode == "throughput" else None)
     except (RuntimeError, ValueError) as err:
         raise DlasimError(f"concurrent: {err}") from None
-    results = [_engine_result(e, est, run, sim, mode, engines) for e, est, run in zip(engines, ests, sim.runs)]
+    held = [o.name for o, h in zip(engines, holds or [0.0] * len(engines)) if h > 0]
+    results = [_engine_result(e, est, run, sim, mode, engines, held, max(holds) if holds else 0.0)
+               for e, est, run in zip(engines, ests, sim.runs)]
     alone_sum = sum(r.alone_img_per_s for r in results)
     pipe_lat = None
     if mode == "pipeline":
@@ -188,10 +212,12 @@ def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughp
     for e, est in zip(engines, ests):
         warnings += [f"{e.name}: {w}" for w in est.warnings]
     return ConcurrentResult(plat.label, mode, results, agg, alone_sum, cap, peak, sim.mean_dram_use,
-                            sim.saturated_share, pipe_lat, list(sim.spans), warnings, sim.horizon_s * 1e3)
+                            sim.saturated_share, pipe_lat, list(sim.spans), warnings, sim.horizon_s * 1e3,
+                            processes, max(holds) if holds else 0.0)
 
 
-def _engine_result(e: Engine, est, run, sim: SimResult, mode: str, engines: list[Engine]) -> EngineResult:
+def _engine_result(e: Engine, est, run, sim: SimResult, mode: str, engines: list[Engine], held: list[str],
+                   hold: float) -> EngineResult:
     alone = est.total_ms * e.time_scale
     sh = run.share
     together = run.period_s * 1e3
@@ -213,7 +239,8 @@ def _engine_result(e: Engine, est, run, sim: SimResult, mode: str, engines: list
         causes.append(Cause(code, unit, f"{'GPU' if code == 'gpu_share' else e.unit.upper()} shared: "
                                         f"+{unit:.3f} ms waiting for {'GPU time' if code == 'gpu_share' else e.unit} "
                                         f"used by {', '.join(others) or 'other engines'} "
-                                        f"(this engine alone needs {gpu_alone:.3f} ms of GPU per inference)"))
+                                        f"(this engine alone needs {gpu_alone:.3f} ms of GPU per inference)"
+                                        + _held_text(e.name, held, hold, code)))
     if copies > 1e-9:
         causes.append(Cause("copies", copies, f"copies at hand-overs: +{copies:.3f} ms in reformat/transition "
                                               f"copies (DRAM {sh.copies_dram_s * 1e3:.3f} ms, GPU share "
@@ -229,6 +256,15 @@ def _engine_result(e: Engine, est, run, sim: SimResult, mode: str, engines: list
                         together if mode == "throughput" else busy, qps_alone, qps_together,
                         together / alone if alone > 0 else 1.0, dram, unit, copies, wait, run.mean_dram_factor,
                         gpu_alone, nbytes, tuple(causes))
+
+
+def _held_text(name: str, held: list[str], hold: float, code: str) -> str:
+    others = [n for n in held if n != name]
+    if code != "gpu_share" or not others:
+        return ""
+    return (f"; in separate processes the GPU time-slices between their contexts, and {', '.join(others)} "
+            f"held {hold:.2f} of a GPU share{' each' if len(others) > 1 else ''} while waiting for "
+            f"{'their' if len(others) > 1 else 'its'} DLA task")
 
 
 def render(r: ConcurrentResult) -> str:
