@@ -284,3 +284,22 @@ def test_gpu_sparse_weights_are_half_the_values_plus_2_bits_per_kept_value():
             steps[sparsity] = next(s for s in e.steps if s.name == "c")
         assert steps["force"].parts["sparse"] == "used"
         assert steps["disable"].bytes - steps["force"].bytes == saved
+
+
+def test_dla_standalone_pool_and_lrn_stream_at_the_pdp_cdp_read_dma_rate():
+    from dlasim.cost.dla import read_limited_rate
+    # dla.md s1.3: PDP / CDP read DMA peak 8 B/cycle = 8 INT8 or 4 FP16 elements per cycle, below the 8 elem/cycle
+    # PDP/CDP rate in FP16; INT8 keeps the unit rate
+    assert DLA.pdp_read_bytes_per_cycle == 8
+    assert read_limited_rate(8, 8, 2) == 4
+    assert read_limited_rate(8, 8, 1) == 8
+    assert read_limited_rate(8, None, 2) == 8
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 192, 56, 56))
+    g = b.build([b.maxpool(x, 3, 2, pad=1, name="pool")])
+    e = dlasim.estimate(g, XAVIER, device="dla", precision="fp16", input_formats="fp16:chw16",
+                        output_formats="fp16:chw16")
+    pool = next(s for s in e.steps if s.kind == "layer")
+    # 192*56*56 = 602112 input elements at 4 elem/cycle, 1395.2 MHz: 107.9 us (at the PDP's 8: half)
+    assert pool.compute_ms == pytest.approx(602112 / 4 / 1395.2e6 * 1e3)
+    assert pool.compute_ms == pytest.approx(0.10789, rel=1e-3)

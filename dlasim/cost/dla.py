@@ -8,7 +8,10 @@ Sources (reference/dla.md):
   on the MAC array (one channel per group: mostly padding) unless the DLA has a depthwise processor (Orin,
   s6.1), which runs it at `depthwise_macs_per_cycle`.
 - s1.3 / s0.1 fact 9: SDP 16 elem/cycle (bias, BN, ReLU, eltwise), 4 elem/cycle through the LUT (sigmoid,
-  tanh); CACC -> SDP 16 elem/cycle; PDP 8 and CDP 8 elem/cycle.
+  tanh); CACC -> SDP 16 elem/cycle; PDP 8 and CDP 8 elem/cycle. A standalone PDP / CDP layer reads its
+  input through its own read DMA, 8 B/cycle peak ("8 INT8 or 4 FP16 elements", s1.3), so in FP16 it
+  streams at most 4 elem/cycle (read_limited_rate); a pool fused behind a conv takes the SDP output on the
+  fly and reads nothing (s1.3 fused operation).
 - s1.5: DRAM traffic per the NVDLA performance spreadsheet, per image: input + weights + output when both
   fit the CBUF; otherwise whichever of "re-read the input per weight chunk" and "re-read the weights per
   input chunk" moves fewer bytes. time = max(MAC cycles, DRAM cycles), plus weight fetches the MAC array
@@ -61,6 +64,14 @@ def _fmaps_bytes(tensors, bpe: int) -> int:
     for t in tensors:
         total += _fmap_bytes(t.shape, bpe)
     return total
+
+
+def read_limited_rate(unit_rate: float, read_bytes_per_cycle: float | None, bpe: int) -> float:
+    """Elements per cycle of a standalone PDP / CDP layer: its unit rate, capped by what its read DMA
+    delivers (dla.md s1.3 / s0.1 fact 9: PDP and CDP read DMA peak 8 B/cycle, "8 INT8 or 4 FP16 elements")."""
+    if read_bytes_per_cycle is None:
+        return unit_rate
+    return min(unit_rate, read_bytes_per_cycle / bpe)
 
 
 def on_depthwise_processor(cs: ConvShape, dla: Dla) -> bool:
@@ -281,9 +292,9 @@ def _sdp_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
         in_bytes += k * _fmap_bytes(t.shape, bpe)
     n = elems(step.outputs)
     if op in ("MaxPool", "AveragePool"):
-        rate, n = dla.pdp_elems_per_cycle, elems(step.inputs)
+        rate, n = read_limited_rate(dla.pdp_elems_per_cycle, dla.pdp_read_bytes_per_cycle, bpe), elems(step.inputs)
     elif op == "LRN":
-        rate = dla.cdp_elems_per_cycle
+        rate = read_limited_rate(dla.cdp_elems_per_cycle, dla.pdp_read_bytes_per_cycle, bpe)
     elif op in SHUFFLE_OPS:
         rate = float("inf")          # a DMA copy: bytes only
     elif op == "Softmax" or reads > 1 or not LUT_OPS.isdisjoint([l.op for l in step.members]):
