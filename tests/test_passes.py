@@ -224,7 +224,8 @@ def test_boundary_reformats_and_io_formats_remove_them():
     g = b.build([b.relu(b.conv(x, 16, 3))])
     p = plan(g, precision="int8")
     kinds = [(s.kind, s.attrs.get("src"), s.attrs.get("dst")) for s in p.steps if s.kind == "reformat"]
-    assert kinds == [("reformat", ("fp32", "linear"), ("int8", "chw32")),
+    # a 3-channel input into the first DLA conv is copied into the image format (image-input mode)
+    assert kinds == [("reformat", ("fp32", "linear"), ("int8", "dla_hwc4")),
                      ("reformat", ("int8", "chw32"), ("fp32", "linear"))]
     p = plan(g, precision="int8", input_formats="int8:dla_hwc4", output_formats="int8:chw32")
     assert [s.kind for s in p.steps if s.kind == "reformat"] == []
@@ -260,3 +261,25 @@ def test_yolov4_mish_falls_back_with_transitions():
     assert mish and mish[0]["reason"] == "Mish is not supported on DLA v1"
     assert p.dla_subgraphs >= 2 and p.transitions >= 2
     assert max(s.subgraph for s in p.steps) < 16
+
+
+def test_dla_image_input_copy_writes_hwc4_not_chw16():
+    # dla.md s1.2 / s3.4: a 1-4 channel network input into a DLA conv runs in image-input mode (kDLA_HWC4,
+    # C' = 4), so the copy into DLA memory writes 4 channels, not the 16 of kCHW16: for 3x224x224 FP32 ->
+    # FP16 it reads 150528 x 4 B and writes 224 x 224 x 4 x 2 B (the GoogLeNet "data to nvm" row, 0.053 ms)
+    import dlasim
+    from dlasim import GraphBuilder
+    b = GraphBuilder("t")
+    x = b.input("data", (1, 3, 224, 224))
+    g = b.build([b.conv(x, 64, kernel=7, stride=2, pad=3, name="conv1")])
+    plan = dlasim.build(g, dlasim.hardware("xavier-agx"), device="dla", precision="fp16")
+    copy = next(s for s in plan.steps if s.kind == "reformat" and s.attrs["toward"] == "dla")
+    assert copy.attrs["dst"] == ("fp16", "dla_hwc4")
+    assert (copy.attrs["bytes_read"], copy.attrs["bytes_written"]) == (602112, 401408)
+    # a 16-channel input is no image: the copy writes kCHW16
+    b = GraphBuilder("t")
+    x = b.input("data", (1, 16, 56, 56))
+    g = b.build([b.conv(x, 64, kernel=3, pad=1, name="conv1")])
+    plan = dlasim.build(g, dlasim.hardware("xavier-agx"), device="dla", precision="fp16")
+    copy = next(s for s in plan.steps if s.kind == "reformat" and s.attrs["toward"] == "dla")
+    assert copy.attrs["dst"] == ("fp16", "chw16")
