@@ -36,6 +36,9 @@ measured (a number, or read from the data file the source names):
     trex_gpu_median(PATH)             'GPU Compute Time' median of a trex *.profile.metadata.json
     fps_gap_ms(PATH:COLUMN:KEY=A|B)    1000/value(A) - 1000/value(B) of two FPS rows (ms): work both runs
                                       share, such as an app's host pre/post-processing, cancels
+    dla_gap_ms(PROFILE_A|PROFILE_B)   the DLA-carrying row of trtexec profile A minus that of B (ms): the DLA
+                                      time of the layers A's DLA part runs and B's does not; (PROFILE_A) alone:
+                                      that row
 unit (to milliseconds): ms; us; qps (latency of one inference = engines / qps); img_per_s (latency of one
 inference of the batch = batch * engines / img_per_s). `engines` (default 1) is the number of engines that
 share the throughput, e.g. 2 for Orin's two DLAs.
@@ -163,10 +166,23 @@ def measured_value(expr: str, root: Path = ROOT) -> float:
             if v not in rows:
                 raise DlasimError(f"fps_gap_ms: no row with {key}={v!r} in {path}")
         return 1e3 / float(rows[a][col]) - 1e3 / float(rows[b][col])
+    if fn == "dla_gap_ms":
+        a, sep, b = arg.partition("|")
+        return _dla_row_ms(_data_path(a, root)) - (_dla_row_ms(_data_path(b, root)) if sep else 0.0)
     if fn == "trex_gpu_median":
         from .trtexec import parse_metadata
         return float(parse_metadata(_data_path(arg, root))["gpu_compute_ms"]["median"])
     raise DlasimError(f"measured: unknown function {fn!r}")
+
+
+def _dla_row_ms(path: Path) -> float:
+    """The time of the row that carries a Xavier trtexec profile's DLA execution (dlasim.trtexec marks it
+    `carries_dla_time`; validation/data/README.md "How DLA time is attributed")."""
+    from .trtexec import parse_profile
+    rows = [r for r in parse_profile(path).rows if r.extra.get("carries_dla_time")]
+    if len(rows) != 1:
+        raise DlasimError(f"dla_gap_ms: {path.name}: expected one row carrying the DLA time, found {len(rows)}")
+    return rows[0].time_ms
 
 
 def to_ms(value: float, unit: str, batch: int | None, engines: int) -> float:
