@@ -303,3 +303,14 @@ def test_dla_standalone_pool_and_lrn_stream_at_the_pdp_cdp_read_dma_rate():
     # 192*56*56 = 602112 input elements at 4 elem/cycle, 1395.2 MHz: 107.9 us (at the PDP's 8: half)
     assert pool.compute_ms == pytest.approx(602112 / 4 / 1395.2e6 * 1e3)
     assert pool.compute_ms == pytest.approx(0.10789, rel=1e-3)
+
+
+def test_dla_image_input_conv_reads_four_channels_per_pixel():
+    # image-input mode reads kDLA_HWC4 (C' = 4, dla.md s3.4): 416 x 416 x 4 B in INT8, not the 32-byte
+    # channel atom of a feature map (416 x 416 x 32 B); weights 16 x 3 x 3 x 3 = 432 B
+    cs = ConvShape(1, 3, 416, 416, 16, 416, 416, 3, 3)
+    out = 416 * 416 * 32
+    traffic, refetch, stalled = conv_traffic(cs, DLA, 1, out_bytes=out, extra_in_bytes=0, image=True)
+    assert (traffic, refetch, stalled) == (416 * 416 * 4 + 432 + out, 0, 0)
+    traffic, _, _ = conv_traffic(cs, DLA, 1, out_bytes=out, extra_in_bytes=0)
+    assert traffic == 416 * 416 * 32 + 432 + out

@@ -135,7 +135,7 @@ def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool,
 
 
 def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_bytes: int,
-                 sparse: bool = False) -> tuple[int, int, int]:
+                 sparse: bool = False, image: bool = False) -> tuple[int, int, int]:
     """(DRAM bytes, of which CBUF refetch, weight bytes fetched while the MAC array waits) of one conv layer.
 
     The NVDLA spreadsheet's per-frame traffic (dla.md s1.5), applied to each of the N images: input +
@@ -146,8 +146,10 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     group to be fetched while the current one computes; with room for only one, every weight fetch stalls
     the MAC array (s1.2: weights stay in the MAC cells for a stripe, the data and weight buffers are
     circular). Those bytes are returned as the third value. `sparse`: the weights are 2:4-compressed.
+    `image`: an image-input-mode conv reads its input in the image format, 4 channels per pixel (kDLA_HWC4,
+    C' = 4, dla.md s3.4), not channel-padded to a 32-byte atom.
     """
-    x_img = _atom_bytes(cs.h * cs.w, cs.c, bpe)
+    x_img = cs.h * cs.w * 4 * bpe if image else _atom_bytes(cs.h * cs.w, cs.c, bpe)
     x_in = cs.n * x_img
     images = cs.n
     if cs.h * cs.w == 1 and cs.p * cs.q == 1:
@@ -158,7 +160,8 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     wt = cs.k * kernel_bytes
     base = x_in + wt + out_bytes + extra_in_bytes
     cbuf = dla.cbuf_bytes
-    x_min = _atom_bytes(min(cs.r, cs.h) * cs.w, cs.c, bpe)
+    rows = min(cs.r, cs.h) * cs.w
+    x_min = rows * 4 * bpe if image else _atom_bytes(rows, cs.c, bpe)
     if x_img + wt <= cbuf or wt <= cbuf - x_min:
         return base, 0, 0
     group_bytes = dla.atomic_k("int8" if bpe == 1 else "fp16") * kernel_bytes
@@ -248,7 +251,7 @@ def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residua
     sdp_cycles = conv_out / sdp_rate
     pdp_cycles = conv_out / dla.pdp_elems_per_cycle if pool else 0.0
     cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
-    traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual, sparse)
+    traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual, sparse, image_mode(cs, first))
     eff = dla.mac_eff(p)
     stall_s = stalled / bw
     compute = cycles / (hz * eff) + stall_s
