@@ -314,3 +314,15 @@ def test_dla_image_input_conv_reads_four_channels_per_pixel():
     assert (traffic, refetch, stalled) == (416 * 416 * 4 + 432 + out, 0, 0)
     traffic, _, _ = conv_traffic(cs, DLA, 1, out_bytes=out, extra_in_bytes=0)
     assert traffic == 416 * 416 * 32 + 432 + out
+
+
+def test_dla_hwc4_keeps_one_channel_for_a_grey_image():
+    from dlasim.cost.dla import hwc4_channels
+    from dlasim.passes.reformat import copy_bytes
+    # dla.md s3.4: kDLA_HWC4 maps C in {1, 3, 4} to C' in {1, 4, 4}
+    assert [hwc4_channels(c) for c in (1, 3, 4)] == [1, 4, 4]
+    assert copy_bytes((1, 1, 64, 64), ("fp32", "linear"), ("int8", "dla_hwc4")) == (64 * 64 * 4, 64 * 64)
+    assert copy_bytes((1, 3, 64, 64), ("fp32", "linear"), ("int8", "dla_hwc4")) == (3 * 64 * 64 * 4, 4 * 64 * 64)
+    cs = ConvShape(1, 1, 64, 64, 16, 64, 64, 3, 3)
+    traffic, _, _ = conv_traffic(cs, DLA, 1, out_bytes=0, extra_in_bytes=0, image=True)
+    assert traffic == 64 * 64 * 1 + 16 * 9

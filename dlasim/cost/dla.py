@@ -74,6 +74,11 @@ def read_limited_rate(unit_rate: float, read_bytes_per_cycle: float | None, bpe:
     return min(unit_rate, read_bytes_per_cycle / bpe)
 
 
+def hwc4_channels(c: int) -> int:
+    """Channels per pixel of a kDLA_HWC4 image input: C in {1, 3, 4} -> C' in {1, 4, 4} (dla.md s3.4)."""
+    return 1 if c == 1 else 4
+
+
 def on_depthwise_processor(cs: ConvShape, dla: Dla) -> bool:
     return bool(dla.depthwise_macs_per_cycle) and cs.depthwise and not cs.transposed
 
@@ -146,10 +151,11 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     group to be fetched while the current one computes; with room for only one, every weight fetch stalls
     the MAC array (s1.2: weights stay in the MAC cells for a stripe, the data and weight buffers are
     circular). Those bytes are returned as the third value. `sparse`: the weights are 2:4-compressed.
-    `image`: an image-input-mode conv reads its input in the image format, 4 channels per pixel (kDLA_HWC4,
-    C' = 4, dla.md s3.4), not channel-padded to a 32-byte atom.
+    `image`: an image-input-mode conv reads its input in the image format (kDLA_HWC4, hwc4_channels per
+    pixel), not channel-padded to a 32-byte atom.
     """
-    x_img = cs.h * cs.w * 4 * bpe if image else _atom_bytes(cs.h * cs.w, cs.c, bpe)
+    px = hwc4_channels(cs.c) * bpe                   # bytes per pixel of an image input
+    x_img = cs.h * cs.w * px if image else _atom_bytes(cs.h * cs.w, cs.c, bpe)
     x_in = cs.n * x_img
     images = cs.n
     if cs.h * cs.w == 1 and cs.p * cs.q == 1:
@@ -161,7 +167,7 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     base = x_in + wt + out_bytes + extra_in_bytes
     cbuf = dla.cbuf_bytes
     rows = min(cs.r, cs.h) * cs.w
-    x_min = rows * 4 * bpe if image else _atom_bytes(rows, cs.c, bpe)
+    x_min = rows * px if image else _atom_bytes(rows, cs.c, bpe)
     if x_img + wt <= cbuf or wt <= cbuf - x_min:
         return base, 0, 0
     group_bytes = dla.atomic_k("int8" if bpe == 1 else "fp16") * kernel_bytes

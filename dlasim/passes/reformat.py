@@ -69,7 +69,7 @@ def copy_bytes(shape, src: tuple[str, str], dst: tuple[str, str]) -> tuple[int, 
     def padded(fmt):
         if len(shape) < 2:
             return math.prod(shape)
-        a = FORMAT_C_ALIGN[fmt]
+        a = 1 if fmt == "dla_hwc4" and shape[1] == 1 else FORMAT_C_ALIGN[fmt]   # C' = 1 for C = 1 (dla.md s3.4)
         return math.prod(shape) // shape[1] * (-(-shape[1] // a) * a)
     return padded(src[1]) * BYTES[src[0]], padded(dst[1]) * BYTES[dst[0]]
 
