@@ -138,6 +138,8 @@ class Dla(_Block):
     sdp_eltwise_elems_per_cycle: float = Field(gt=0)
     pdp_elems_per_cycle: float = Field(gt=0)
     cdp_elems_per_cycle: float = Field(gt=0)
+    # bytes per cycle the PDP / CDP read DMA fetches a standalone layer's input at; None: no read limit
+    pdp_read_bytes_per_cycle: Optional[float] = Field(default=None, gt=0)
     stripe_atomic_ops: int = Field(ge=1)        # output pixels per stripe (weights stationary)
     weight_reload_cycles: int = Field(ge=0)     # cycles to load the next stripe's weights
     image_mode_utilization: float = Field(gt=0, le=1)

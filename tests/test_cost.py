@@ -285,3 +285,45 @@ def test_gpu_sparse_weights_are_half_the_values_plus_2_bits_per_kept_value():
             steps[sparsity] = next(s for s in e.steps if s.name == "c")
         assert steps["force"].parts.sparse == "used"
         assert steps["disable"].bytes - steps["force"].bytes == saved
+
+
+def test_dla_standalone_pool_and_lrn_stream_at_the_pdp_cdp_read_dma_rate():
+    from dlasim.cost.dla import read_limited_rate
+    # dla.md s1.3: PDP / CDP read DMA peak 8 B/cycle = 8 INT8 or 4 FP16 elements per cycle, below the 8 elem/cycle
+    # PDP/CDP rate in FP16; INT8 keeps the unit rate
+    assert DLA.pdp_read_bytes_per_cycle == 8
+    assert read_limited_rate(8, 8, 2) == 4
+    assert read_limited_rate(8, 8, 1) == 8
+    assert read_limited_rate(8, None, 2) == 8
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 192, 56, 56))
+    g = b.build([b.maxpool(x, 3, 2, pad=1, name="pool")])
+    e = dlasim.estimate(g, XAVIER, device="dla", precision="fp16", input_formats="fp16:chw16",
+                        output_formats="fp16:chw16")
+    pool = next(s for s in e.steps if s.kind == "layer")
+    # 192*56*56 = 602112 input elements at 4 elem/cycle, 1395.2 MHz: 107.9 us (at the PDP's 8: half)
+    assert pool.compute_ms == pytest.approx(602112 / 4 / 1395.2e6 * 1e3)
+    assert pool.compute_ms == pytest.approx(0.10789, rel=1e-3)
+
+
+def test_dla_image_input_conv_reads_four_channels_per_pixel():
+    # image-input mode reads kDLA_HWC4 (C' = 4, dla.md s3.4): 416 x 416 x 4 B in INT8, not the 32-byte
+    # channel atom of a feature map (416 x 416 x 32 B); weights 16 x 3 x 3 x 3 = 432 B
+    cs = ConvShape(1, 3, 416, 416, 16, 416, 416, 3, 3)
+    out = 416 * 416 * 32
+    traffic, refetch, stalled = conv_traffic(cs, DLA, 1, out_bytes=out, extra_in_bytes=0, image=True)
+    assert (traffic, refetch, stalled) == (416 * 416 * 4 + 432 + out, 0, 0)
+    traffic, _, _ = conv_traffic(cs, DLA, 1, out_bytes=out, extra_in_bytes=0)
+    assert traffic == 416 * 416 * 32 + 432 + out
+
+
+def test_dla_hwc4_keeps_one_channel_for_a_grey_image():
+    from dlasim.cost.dla import hwc4_channels
+    from dlasim.passes.reformat import copy_bytes
+    # dla.md s3.4: kDLA_HWC4 maps C in {1, 3, 4} to C' in {1, 4, 4}
+    assert [hwc4_channels(c) for c in (1, 3, 4)] == [1, 4, 4]
+    assert copy_bytes((1, 1, 64, 64), ("fp32", "linear"), ("int8", "dla_hwc4")) == (64 * 64 * 4, 64 * 64)
+    assert copy_bytes((1, 3, 64, 64), ("fp32", "linear"), ("int8", "dla_hwc4")) == (3 * 64 * 64 * 4, 4 * 64 * 64)
+    cs = ConvShape(1, 1, 64, 64, 16, 64, 64, 3, 3)
+    traffic, _, _ = conv_traffic(cs, DLA, 1, out_bytes=0, extra_in_bytes=0, image=True)
+    assert traffic == 64 * 64 * 1 + 16 * 9

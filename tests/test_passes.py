@@ -243,11 +243,12 @@ def test_boundary_reformats_and_io_formats_remove_them():
     p = plan(g, precision="int8")
     kinds = [(s.kind, s.copy.src, s.copy.dst, s.copy.from_device, s.copy.to_device)
              for s in p.steps if s.kind == "reformat"]
-    assert kinds == [("reformat", ("fp32", "linear"), ("int8", "chw32"), "host", "dla"),
+    assert kinds == [("reformat", ("fp32", "linear"), ("int8", "dla_hwc4"), "host", "dla"),
                      ("reformat", ("int8", "chw32"), ("fp32", "linear"), "dla", "host")]
-    # 1x3x32x32 FP32 linear in (12288 B); INT8 chw32 pads the 3 channels to 32 (32768 B)
+    # a 3-channel input into the first DLA conv is copied into the image format (image-input mode):
+    # 1x3x32x32 FP32 linear in (12288 B); INT8 kDLA_HWC4 pads the 3 channels to 4 (4096 B)
     first = next(s for s in p.steps if s.kind == "reformat")
-    assert (first.copy.bytes_read, first.copy.bytes_written) == (3 * 32 * 32 * 4, 32 * 32 * 32)
+    assert (first.copy.bytes_read, first.copy.bytes_written) == (3 * 32 * 32 * 4, 4 * 32 * 32)
     p = plan(g, precision="int8", input_formats="int8:dla_hwc4", output_formats="int8:chw32")
     assert [s.kind for s in p.steps if s.kind == "reformat"] == []
     with pytest.raises(DlasimError):
@@ -299,3 +300,25 @@ def test_gpu_kernel_pairs_link_both_halves_by_name():
     assert steps["pool"].input_on_chip == KernelPair("ConvActPool", "c")
     fp16 = plan(g, XAVIER, device="gpu", precision="fp16").steps
     assert all(s.output_on_chip is None and s.input_on_chip is None for s in fp16)
+
+
+def test_dla_image_input_copy_writes_hwc4_not_chw16():
+    # dla.md s1.2 / s3.4: a 1-4 channel network input into a DLA conv runs in image-input mode (kDLA_HWC4,
+    # C' = 4), so the copy into DLA memory writes 4 channels, not the 16 of kCHW16: for 3x224x224 FP32 ->
+    # FP16 it reads 150528 x 4 B and writes 224 x 224 x 4 x 2 B (the GoogLeNet "data to nvm" row, 0.053 ms)
+    import dlasim
+    from dlasim import GraphBuilder
+    b = GraphBuilder("t")
+    x = b.input("data", (1, 3, 224, 224))
+    g = b.build([b.conv(x, 64, kernel=7, stride=2, pad=3, name="conv1")])
+    plan = dlasim.build(g, dlasim.hardware("xavier-agx"), device="dla", precision="fp16")
+    copy = next(s for s in plan.steps if s.kind == "reformat" and s.copy.to_device == "dla")
+    assert copy.copy.dst == ("fp16", "dla_hwc4")
+    assert (copy.copy.bytes_read, copy.copy.bytes_written) == (602112, 401408)
+    # a 16-channel input is no image: the copy writes kCHW16
+    b = GraphBuilder("t")
+    x = b.input("data", (1, 16, 56, 56))
+    g = b.build([b.conv(x, 64, kernel=3, pad=1, name="conv1")])
+    plan = dlasim.build(g, dlasim.hardware("xavier-agx"), device="dla", precision="fp16")
+    copy = next(s for s in plan.steps if s.kind == "reformat" and s.copy.to_device == "dla")
+    assert copy.copy.dst == ("fp16", "chw16")

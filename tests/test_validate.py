@@ -7,6 +7,7 @@ import json
 import pytest
 
 from dlasim import cli, validate
+from dlasim.errors import DlasimError
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +166,16 @@ def test_fps_gap_and_minus_case(tmp_path):
     assert rows["gap"]["predicted"] == pytest.approx(dla - rows["gpu"]["predicted"])
     assert rows["gap"]["measured"] == pytest.approx(5.0)
     assert "no such case" in rows["bad"]["error"]
+
+
+def test_dla_gap_reads_the_dla_carrying_rows_of_real_profiles(tmp_path):
+    # googlenet_gpu_transition_at_10: "prob input reformatter 0" 2.42572 ms carries DLA layers 10-140;
+    # at_24: the same row, 2.21434 ms, layers 24-140; the difference is the DLA time of layers 10-23
+    prof = "validation/data/haxconn/profiles/googlenet_gpu_transition_at_{}.profile"
+    gap = validate.measured_value(f"dla_gap_ms({prof.format(10)}|{prof.format(24)})")
+    assert gap == pytest.approx(2.42572 - 2.21434)
+    # at_124: the carrying row is the subgraph's own brace row, 0.393088 ms
+    assert validate.measured_value(f"dla_gap_ms({prof.format(124)})") == pytest.approx(0.393088)
+    # an all-GPU profile has no row carrying DLA time: one line naming the file
+    with pytest.raises(DlasimError, match="googlenet_gpu_mark_at_-1.profile: expected one row"):
+        validate.measured_value("dla_gap_ms(validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile)")

@@ -8,7 +8,10 @@ Sources (reference/dla.md):
   on the MAC array (one channel per group: mostly padding) unless the DLA has a depthwise processor (Orin,
   s6.1), which runs it at `depthwise_macs_per_cycle`.
 - s1.3 / s0.1 fact 9: SDP 16 elem/cycle (bias, BN, ReLU, eltwise), 4 elem/cycle through the LUT (sigmoid,
-  tanh); CACC -> SDP 16 elem/cycle; PDP 8 and CDP 8 elem/cycle.
+  tanh); CACC -> SDP 16 elem/cycle; PDP 8 and CDP 8 elem/cycle. A standalone PDP / CDP layer reads its
+  input through its own read DMA, 8 B/cycle peak ("8 INT8 or 4 FP16 elements", s1.3), so in FP16 it
+  streams at most 4 elem/cycle (read_limited_rate); a pool fused behind a conv takes the SDP output on the
+  fly and reads nothing (s1.3 fused operation).
 - s1.5: DRAM traffic per the NVDLA performance spreadsheet, per image: input + weights + output when both
   fit the CBUF; otherwise whichever of "re-read the input per weight chunk" and "re-read the weights per
   input chunk" moves fewer bytes. time = max(MAC cycles, DRAM cycles), plus weight fetches the MAC array
@@ -62,6 +65,19 @@ def _fmaps_bytes(tensors, bpe: int) -> int:
     for t in tensors:
         total += _fmap_bytes(t.shape, bpe)
     return total
+
+
+def read_limited_rate(unit_rate: float, read_bytes_per_cycle: float | None, bpe: int) -> float:
+    """Elements per cycle of a standalone PDP / CDP layer: its unit rate, capped by what its read DMA
+    delivers (dla.md s1.3 / s0.1 fact 9: PDP and CDP read DMA peak 8 B/cycle, "8 INT8 or 4 FP16 elements")."""
+    if read_bytes_per_cycle is None:
+        return unit_rate
+    return min(unit_rate, read_bytes_per_cycle / bpe)
+
+
+def hwc4_channels(c: int) -> int:
+    """Channels per pixel of a kDLA_HWC4 image input: C in {1, 3, 4} -> C' in {1, 4, 4} (dla.md s3.4)."""
+    return 1 if c == 1 else 4
 
 
 def on_depthwise_processor(cs: ConvShape, dla: Dla) -> bool:
@@ -129,7 +145,7 @@ def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool,
 
 
 def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_bytes: int,
-                 sparse: bool = False) -> tuple[int, int, int]:
+                 sparse: bool = False, image: bool = False) -> tuple[int, int, int]:
     """(DRAM bytes, of which CBUF refetch, weight bytes fetched while the MAC array waits) of one conv layer.
 
     The NVDLA spreadsheet's per-frame traffic (dla.md s1.5), applied to each of the N images: input +
@@ -140,8 +156,11 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     group to be fetched while the current one computes; with room for only one, every weight fetch stalls
     the MAC array (s1.2: weights stay in the MAC cells for a stripe, the data and weight buffers are
     circular). Those bytes are returned as the third value. `sparse`: the weights are 2:4-compressed.
+    `image`: an image-input-mode conv reads its input in the image format (kDLA_HWC4, hwc4_channels per
+    pixel), not channel-padded to a 32-byte atom.
     """
-    x_img = _atom_bytes(cs.h * cs.w, cs.c, bpe)
+    px = hwc4_channels(cs.c) * bpe                   # bytes per pixel of an image input
+    x_img = cs.h * cs.w * px if image else _atom_bytes(cs.h * cs.w, cs.c, bpe)
     x_in = cs.n * x_img
     images = cs.n
     if cs.h * cs.w == 1 and cs.p * cs.q == 1:
@@ -152,7 +171,8 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     wt = cs.k * kernel_bytes
     base = x_in + wt + out_bytes + extra_in_bytes
     cbuf = dla.cbuf_bytes
-    x_min = _atom_bytes(min(cs.r, cs.h) * cs.w, cs.c, bpe)
+    rows = min(cs.r, cs.h) * cs.w
+    x_min = rows * px if image else _atom_bytes(rows, cs.c, bpe)
     if x_img + wt <= cbuf or wt <= cbuf - x_min:
         return base, 0, 0
     group_bytes = dla.atomic_k("int8" if bpe == 1 else "fp16") * kernel_bytes
@@ -243,7 +263,7 @@ def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residua
     sdp_cycles = conv_out / sdp_rate
     pdp_cycles = conv_out / dla.pdp_elems_per_cycle if pool else 0.0
     cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
-    traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual, sparse)
+    traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual, sparse, image_mode(cs, first))
     eff = dla.mac_eff(p)
     stall_s = stalled / bw
     compute = cycles / (hz * eff) + stall_s
@@ -287,9 +307,9 @@ def _sdp_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
         in_bytes += k * _fmap_bytes(t.shape, bpe)
     n = elems(step.outputs)
     if op in ("MaxPool", "AveragePool"):
-        rate, n = dla.pdp_elems_per_cycle, elems(step.inputs)
+        rate, n = read_limited_rate(dla.pdp_elems_per_cycle, dla.pdp_read_bytes_per_cycle, bpe), elems(step.inputs)
     elif op == "LRN":
-        rate = dla.cdp_elems_per_cycle
+        rate = read_limited_rate(dla.cdp_elems_per_cycle, dla.pdp_read_bytes_per_cycle, bpe)
     elif op in SHUFFLE_OPS:
         rate = float("inf")          # a DMA copy: bytes only
     elif op == "Softmax" or reads > 1 or not LUT_OPS.isdisjoint([l.op for l in step.members]):

@@ -34,13 +34,21 @@ def native_format(device: str, precision: str, tf32: bool = False) -> str:
     return rules.RULES.formats.native[(device, precision)]
 
 
+def image_input(step: Step, tensor) -> bool:
+    """A DLA step whose conv reads the network input `tensor` of 1-4 channels: image-input mode
+    (dla.md s1.2: channel extension for 1-, 3- or 4-channel inputs, exposed as kDLA_HWC4, C' in {1, 4, 4},
+    s3.4), so the copy into DLA memory writes that format (cost/dla.py image_mode prices the conv so)."""
+    a = step.anchor
+    return (a is not None and a.op == "Conv" and len(tensor.shape) == 4 and tensor.shape[1] <= 4)
+
+
 def copy_bytes(shape, src: tuple[str, str], dst: tuple[str, str]) -> tuple[int, int]:
     """(bytes read, bytes written) of a copy from format src to dst, channels padded per format."""
     align = rules.RULES.formats.channel_align
     def padded(fmt):
         if len(shape) < 2:
             return math.prod(shape)
-        a = align[fmt]
+        a = 1 if fmt == "dla_hwc4" and shape[1] == 1 else align[fmt]   # C' = 1 for C = 1 (dla.md s3.4)
         return math.prod(shape) // shape[1] * (-(-shape[1] // a) * a)
     return padded(src[1]) * BYTES[src[0]], padded(dst[1]) * BYTES[dst[0]]
 
@@ -105,6 +113,8 @@ def insert_reformats(plan) -> None:
                 if step.device == "gpu" and have == ("fp32", "linear") and step.precision == "fp32":
                     ok = True
                 if not ok:
+                    if i == 0 and step.device == "dla" and image_input(step, t):
+                        want = (want[0], "dla_hwc4")
                     add_copy("reformat", t, have, want, step.device,
                              f"network input {have[0]}:{have[1]} -> {step.device.upper()} {want[0]}:{want[1]}")
                 continue
