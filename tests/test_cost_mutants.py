@@ -217,14 +217,34 @@ def test_gpu_in_place_layers_cost_nothing():
 
 def test_concat_of_a_horizontally_fused_conv_copies_its_inputs():
     # two 3x3 siblings fuse into one conv (passes/fuse.py); the Concat copies both 64 x 16 x 16 FP16 halves
-    # out of the fused buffer: read + write = 2 x 2 B x 32768 elements, at the reformat bandwidth and floor
+    # out of the fused buffer, one copy kernel per tensor ("<tensor> copy" rows): each reads + writes
+    # 2 x 2 B x 16384 elements at the reformat bandwidth, with its own floor and launch
     cat = _concat_flatten((3, 3))["cat"]
-    assert cat.parts.get("concat_copy") is True
-    nbytes = 2 * 2 * 2 * 64 * 16 * 16
-    assert cat.bytes == nbytes and cat.macs == 0
+    assert cat.parts.get("concat_copy") is True and cat.parts.get("copy_kernels") == 2
+    each = 2 * 2 * 64 * 16 * 16
+    assert cat.bytes == 2 * each and cat.macs == 0
     cp = H200.copies
-    assert cat.time_ms == pytest.approx((max(nbytes / (H200.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency),
-                                             cp.reformat_floor_s) + H200.gpu.launch_overhead_s) * 1e3)
+    one = max(each / (H200.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency), cp.reformat_floor_s)
+    assert cat.time_ms == pytest.approx(2 * (one + H200.gpu.launch_overhead_s) * 1e3)
+    # by hand: 65536 B / (4.8e12 B/s x 0.1535) = 0.089 us, under the 3.92 us floor: 2 x (3.92 + 0.84) us
+    assert cat.time_ms == pytest.approx(2 * (3.92e-6 + 0.84e-6) * 1e3, rel=1e-3)
+
+
+def test_densenet_concat_copies_one_kernel_per_shared_input():
+    # DenseNet layer 3 of block 1 concatenates the block input (64 ch) and two 32-channel feature maps at
+    # 56 x 56; the first two were written in place into layer 2's concat, so layer 3 copies both: two kernels
+    from dlasim.cost.gpu import concat_copies
+    g = dlasim.load("zoo:densenet121")
+    e = dlasim.estimate(g, "xavier-agx", device="gpu", precision="fp16")
+    cat = next(s for s in e.steps if s.name == "features.denseblock1.denselayer3.cat")
+    sizes = [2 * 2 * 64 * 56 * 56, 2 * 2 * 32 * 56 * 56]
+    assert cat.bytes == sum(sizes)
+    plat = dlasim.hardware("xavier-agx")
+    stream, floored, launches = concat_copies(sizes, plat)
+    assert launches == pytest.approx(2 * plat.gpu.launch_overhead_s)
+    assert cat.time_ms == pytest.approx((floored + launches) * 1e3)
+    # one kernel for both (the model before) would pay one floor and one launch: the split costs more
+    assert floored + launches > max(stream, plat.copies.reformat_floor_s) + plat.gpu.launch_overhead_s
 
 
 def test_transpose_is_a_view_only_when_size_1_axes_move():
@@ -321,3 +341,4 @@ def test_unknown_op_is_priced_as_two_passes_over_its_data():
     y = b.op("NoSuchOp", [b.input("x", (1, 64, 32, 32))], {}, name="odd")
     s = next(s for s in _layers(b.build([y]), H200, **IO).values() if "odd" in s.layers)
     assert s.parts.get("unmodelled") is True and s.bytes == 2 * 2 * 64 * 32 * 32 * 2
+

@@ -290,16 +290,14 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     op = anchor.op if anchor is not None else step.op
     if op == "Concat":
         # TensorRT writes the producers into the concatenated buffer (concat elimination); inputs that
-        # live in a horizontally fused conv's buffer (passes/fuse.py) are copied in, as a reformat kernel
-        # copies: read + write over the reformat bandwidth, with its floor (cost/copies.py)
+        # live in another buffer (a horizontally fused conv's, or one an earlier Concat holds: passes/fuse.py)
+        # are copied in, one copy kernel per tensor (concat_copies)
         copied = step.attrs.get("copied_inputs")
         if not copied:
             return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
-        cp = plat.copies
-        nbytes = 2 * b * elems([t for t in step.inputs if t.name in copied])
-        return finish(0.0, nbytes / (plat.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency
-                                     * sm_stream_scale(plat)),
-                      gpu.launch_overhead_s, 0, nbytes, cp.reformat_floor_s, concat_copy=True)
+        sizes = [2 * b * elems([t]) for t in step.inputs if t.name in copied]
+        stream, floored, launches = concat_copies(sizes, plat)
+        return finish(0.0, stream, launches, 0, sum(sizes), floored, concat_copy=True, copy_kernels=len(sizes))
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") or (op == "Transpose" and transpose_is_view(
             step.inputs[0].shape if step.inputs else (), anchor.attributes.get("perm") if anchor is not None else None)):
         return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
@@ -320,6 +318,23 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     # reductions, pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels of their class
     mem, l2 = memory_time(nbytes, 0, class_efficiency(gpu, cls), plat)
     return finish(0.0, mem, launch, 0, nbytes, floor, kernel_class=cls, l2_share=l2, **flags)
+
+
+def concat_copies(sizes: list[int], plat: Platform) -> tuple[float, float, float]:
+    """(streaming seconds, seconds with each kernel's floor, launch seconds) of the copy kernels that bring a
+    Concat's copied inputs into its buffer, `sizes` their read + write bytes.
+
+    TensorRT runs one copy layer per copied tensor (gpu_tensorrt.md s3.2 and s4.2: "<tensor> copy" rows; the
+    Xavier GoogLeNet profile, validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile, has one
+    "inception_Xy/1x1 copy" row per block, 4.8-12 us each), so each copy is a reformat-like kernel with its own
+    floor and launch (cost/copies.py): max(reformat_floor_s, bytes / reformat bandwidth) + launch_overhead_s.
+    E.g. H200, two 64 x 16 x 16 FP16 tensors (65536 B read + written each): 2 x max(3.92 us, 65536 B /
+    (4.8e12 x 0.1535)) = 7.84 us, plus 2 x 0.84 us of launches."""
+    cp = plat.copies
+    bw = plat.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency * sm_stream_scale(plat)
+    stream = sum(n / bw for n in sizes)
+    floored = sum(max(cp.reformat_floor_s, n / bw) for n in sizes)
+    return stream, floored, len(sizes) * plat.gpu.launch_overhead_s
 
 
 def transpose_is_view(shape, perm) -> bool:
