@@ -203,6 +203,9 @@ class Gpu(_Block):
     reduce_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, global pools (else memory_)
     reduce_floor_s: Optional[float] = Field(default=None, ge=0)             # (else memory_kernel_floor_s)
     tensor_latency_s: Optional[float] = Field(default=None, ge=0)         # fixed ramp/tail of a tensor-core or GEMV kernel
+    # operand bytes a CTA can load into shared memory per SM clock; unset: a tile's operand loads never limit it
+    # (cost/gpu.py tile_rate_share)
+    operand_bytes_per_clk_per_sm: Optional[float] = Field(default=None, gt=0)
     l2_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)  # activations resident in L2 move at this
     l2_usable_fraction: Optional[float] = Field(default=None, gt=0, le=1)  # share of memory.l2_bytes a step may use
 

@@ -342,3 +342,33 @@ def test_unknown_op_is_priced_as_two_passes_over_its_data():
     s = next(s for s in _layers(b.build([y]), H200, **IO).values() if "odd" in s.layers)
     assert s.parts.get("unmodelled") is True and s.bytes == 2 * 2 * 64 * 32 * 32 * 2
 
+
+def test_tile_rate_share_by_hand():
+    # tm x tn tile: each K step loads (tm + tn) x tk elements for tm x tn x tk FMAs (cost/gpu.py tile_rate_share)
+    from dlasim.cost.gpu import tile_rate_share
+    assert tile_rate_share(256, 64, 6e13, 1e12) == pytest.approx(1e12 * 256 * 64 / 320 / 6e13)   # 0.853
+    assert tile_rate_share(64, 32, 6e13, 1e12) == pytest.approx(0.3556, rel=1e-3)
+    assert tile_rate_share(256, 128, 6e13, 1e12) == 1.0            # 85.3 x 1e12 > 6e13: the SM rate binds
+    assert tile_rate_share(64, 32, 6e13, 0.0) == 1.0                 # no operand limit in the spec
+
+
+def test_xavier_narrow_tile_runs_below_the_wide_tile_rate():
+    # Xavier FP16: feed = operand_bytes_per_clk_per_sm / 2 B elements per SM clock. A 64-output-channel 3x3 conv
+    # either wastes half of a 256 x 128 tile or runs the 128 x 64 tile below the SM rate; by hand (feed 5.425,
+    # peak 512 x 0.9048 = 463.3 FMA/clk): 128 x 64 -> 5.425 x 42.67 / 463.3 = 0.50, the same time as the
+    # half-empty 256 x 128 tile (tile_eff 0.47 = 3136 x 64 / (13 x 256 x 128)), so the narrow conv runs at about
+    # half the per-MAC rate of a 256-channel one
+    plat = hardware("xavier-agx")
+    gpu = plat.gpu
+    feed = gpu.operand_bytes_per_clk_per_sm / 2
+    peak = gpu.fma_per_clk_per_sm("fp16") * gpu.tensor_efficiency
+    from dlasim.cost.gpu import tile_rate_share
+    assert tile_rate_share(128, 64, peak, feed) == pytest.approx(feed * 128 * 64 / 192 / peak)
+    assert 0.45 < tile_rate_share(128, 64, peak, feed) < 0.55
+    steps = {}
+    for k in (64, 256):
+        b = GraphBuilder("t")
+        y = b.conv(b.input("x", (1, 256, 56, 56)), k, 3, bias=False, name="c")
+        steps[k] = _layers(b.build([y]), plat, **IO)["c"].parts
+    rate = {k: p["tile_eff"] * p["rate_eff"] for k, p in steps.items()}
+    assert rate[64] == pytest.approx(0.5 * rate[256], rel=0.1)

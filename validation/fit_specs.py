@@ -16,7 +16,9 @@ cannot determine are reported and kept at their prior values):
   gpu.stream_bytes_per_clk_per_sm (the per-SM streaming rate that limits memory-bound kernels and copies on
   Xavier; memory_efficiency there is the DRAM-side share, an assumption taken from the H200 fit, which the
   SM rate stays under; cross-check printed: the H200's DRAM-limited streaming rate per SM), gpu.gemv_efficiency (the one FC row, loss3/classifier at batch 1), copies.reformat_efficiency,
-  copies.reformat_floor_s. The torch2trt Xavier rows (validation/t2t_xavier.py) are held out.
+  copies.reformat_floor_s, gpu.operand_bytes_per_clk_per_sm (the operand loads per SM clock that limit a CTA tile:
+  the profile's small convs run on narrow tiles below the rate of its large ones, cost/gpu.py tile_rate_share;
+  the H200 GEMMs and convs do not constrain it, one-sided upward, so h200.toml leaves it unset). The torch2trt Xavier rows (validation/t2t_xavier.py) are held out.
 - xavier-agx DLA + copies: seed 000 (4 trtexec medians, batch 32, 1x1/3x3, INT8/FP16, and the per-step
   breakdown of the 1x1 engine) + the all-DLA GoogLeNet FP16 profile (googlenet_dla_mark_at_-1.profile,
   rows and the 3.656 ms trtexec mean) -> dla.mac_efficiency, dla.mac_efficiency_fp16,
@@ -78,7 +80,7 @@ TOOL = "validation/fit_specs.py"
 
 XAVIER_GPU_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s",
                      "gpu.stream_bytes_per_clk_per_sm", "copies.reformat_efficiency", "copies.reformat_floor_s",
-                     "gpu.tensor_latency_s", "gpu.gemv_efficiency"]
+                     "gpu.tensor_latency_s", "gpu.gemv_efficiency", "gpu.operand_bytes_per_clk_per_sm"]
 A100_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s", "gpu.memory_efficiency"]
 XAVIER_DLA_PARAMS = ["dla.mac_efficiency", "dla.mac_efficiency_fp16", "dla.layer_overhead_s",
                      "dla.subgraph_overhead_s", "copies.dla_copy_efficiency", "copies.transition_overhead_s"]

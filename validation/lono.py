@@ -22,14 +22,15 @@ from dlasim import validate as V
 # at bd5db10), with the reason those files gave; parameters added later have the value the model used
 # before they existed (mac_efficiency_fp16 = mac_efficiency, memory_kernel_floor_s = kernel_floor_s,
 # dla_copy_efficiency = reformat_efficiency, depthwise_macs_per_cycle unset = depthwise on the MAC array,
-# tensor_latency_s unset = no kernel ramp, gemv_efficiency unset = memory_efficiency).
+# tensor_latency_s unset = no kernel ramp, gemv_efficiency unset = memory_efficiency,
+# operand_bytes_per_clk_per_sm unset = no operand limit on a CTA tile).
 LONO_PRIORS = {
     "xavier-agx": {"gpu.tensor_efficiency": 0.6, "gpu.memory_efficiency": 0.6, "gpu.kernel_floor_s": 8e-6,
                    "gpu.memory_kernel_floor_s": 8e-6, "copies.reformat_efficiency": 0.12,
                    "copies.reformat_floor_s": 15e-6, "copies.transition_overhead_s": 50e-6,
                    "copies.dla_copy_efficiency": 0.12, "dla.dram_efficiency": 0.5, "dla.mac_efficiency": 1.0,
                    "dla.mac_efficiency_fp16": 1.0, "dla.layer_overhead_s": 5e-6, "dla.subgraph_overhead_s": 50e-6,
-                   "gpu.tensor_latency_s": 0.0, "gpu.gemv_efficiency": 0.6,
+                   "gpu.tensor_latency_s": 0.0, "gpu.gemv_efficiency": 0.6, "gpu.operand_bytes_per_clk_per_sm": None,
                    # no SM limit before: the per-SM rate that gives the 0.6 prior share on AGX
                    # (0.6 x 136.5e9 / (8 x 1377e6)) under memory_efficiency 0.8552
                    "gpu.stream_bytes_per_clk_per_sm": 7.435},

@@ -68,28 +68,48 @@ def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list
     sms = gpu.sm_count * gpu.ctas_per_sm
     fma_s = gpu.fma_per_clk_per_sm(precision) * gpu.clock_hz * rate_scale
     eff = gpu.tensor_efficiency if efficiency is None else efficiency
-    t, best = _best_tile(m, n, k, sms, fma_s * eff, tuple(map(tuple, tiles)))
+    feed = (gpu.operand_bytes_per_clk_per_sm * gpu.clock_hz / BYTES[precision]
+            if gpu.operand_bytes_per_clk_per_sm else 0.0)
+    t, best = _best_tile(m, n, k, sms, fma_s * eff, tuple(map(tuple, tiles)), feed)
     if best is None:
         return t, {}
     tm, tn, tk, nt, waves, kp = best
-    # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM: with tile, wave and K
-    # efficiency and the channel alignment it makes up time / ideal (causes.py splits the time by them)
+    # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM x the tile's operand
+    # share: with tile, wave and K efficiency and the channel alignment it makes up time / ideal (causes.py
+    # splits the time by them)
     return t, {"tile": [tm, tn, tk], "tile_eff": m * n / (nt * tm * tn), "wave_eff": nt / (waves * sms),
-               "k_eff": k / kp, "rate_eff": eff * gpu.ctas_per_sm}
+               "k_eff": k / kp,
+               "rate_eff": eff * gpu.ctas_per_sm * (tile_rate_share(tm, tn, fma_s * eff, feed) if feed else 1.0)}
+
+
+def tile_rate_share(tm: int, tn: int, rate: float, feed: float) -> float:
+    """The share of `rate` (FMA/s per SM) a tm x tn CTA tile sustains when its operands stream into shared
+    memory at `feed` elements/s per SM (operand_bytes_per_clk_per_sm x clock / bytes per element; 0: no limit).
+
+    Each K step of the tile loads (tm + tn) x tk operand elements for tm x tn x tk FMAs, so the loads allow
+    feed x tm x tn / (tm + tn) FMA/s: larger tiles reuse each loaded element more (NVIDIA Matrix Multiplication
+    Background User's Guide s2.3 "Typical tile dimensions in cuBLAS and performance", cited in gpu_tensorrt.md
+    s5.3) and a narrow tile, e.g. the 256 x 64 tile of a 64-channel conv, runs below the rate of a 256 x 128 one.
+    E.g. feed 1e12 elements/s, rate 6e13: 256 x 128 -> 1e12 x 85.33 / 6e13 = 1.0 (capped), 256 x 64 -> 0.853,
+    64 x 32 -> 0.356."""
+    if not feed:
+        return 1.0
+    return min(1.0, feed * tm * tn / (tm + tn) / rate)
 
 
 # A pure function of its arguments (all values, no spec objects), so a cached result is never stale. The
 # convolutions of a network, and of the candidates of an architecture search, share few GEMM shapes.
 @functools.lru_cache(maxsize=4096)
 def _best_tile(m: int, n: int, k: int, sms: int, rate: float,
-               tiles: tuple[tuple[int, int, int], ...]) -> tuple[float, tuple | None]:
-    """(time, (tm, tn, tk, tiles, waves, padded K)) of the fastest tile at `rate` FMA/s, None if none."""
+               tiles: tuple[tuple[int, int, int], ...], feed: float = 0.0) -> tuple[float, tuple | None]:
+    """(time, (tm, tn, tk, tiles, waves, padded K)) of the fastest tile at `rate` FMA/s per SM, its operand
+    loads at `feed` elements/s per SM (tile_rate_share), None if none."""
     best_t, best = math.inf, None
     for tm, tn, tk in tiles:
         nt = math.ceil(m / tm) * math.ceil(n / tn)
         waves = math.ceil(nt / sms)
         kp = math.ceil(k / tk) * tk
-        t = waves * tm * tn * kp / rate
+        t = waves * tm * tn * kp / (rate * tile_rate_share(tm, tn, rate, feed))
         if t < best_t:
             best_t, best = t, (tm, tn, tk, nt, waves, kp)
     return best_t, best
