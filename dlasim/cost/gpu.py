@@ -25,6 +25,10 @@ Sources (reference/gpu_tensorrt.md):
   `tensor_latency_s`, a tensor-core kernel pays it once on top of its tiles x waves (latency + throughput),
   and a GEMV on top of its weight stream; the class floors stay the shortest kernels. Fitted on Xavier's GoogLeNet rows, where one efficiency
   alone under-predicts the small convs and over-predicts the large ones.
+- Tile operand limit (`tile_rate_share`, NVIDIA matmul guide s2.3 via s5.3): where a spec sets
+  `operand_bytes_per_clk_per_sm`, a tm x tn tile's rate is capped by its operand loads (tm + tn elements per
+  tm x tn FMAs per K step); fitted on Xavier's GoogLeNet rows, where small convs on narrow tiles run below the
+  rate of the large ones.
 - SM-side streaming limit (`sm_stream_scale`): a memory-bound kernel moves at most
   stream_bytes_per_clk_per_sm x SMs x clock (the SMs issue the loads and stores); its rate is
   min(class share x DRAM bandwidth, that rate x class share / memory_efficiency), i.e. the class shares are scaled
