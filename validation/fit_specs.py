@@ -189,6 +189,11 @@ def xavier_gpu_sources(res: dict, data_text: str) -> dict:
     if "gpu.stream_bytes_per_clk_per_sm" in src:
         src["gpu.stream_bytes_per_clk_per_sm"] += ("; set by the memory-bound rows (pools, LRN, prob) and the "
                                                    "reformat copies, at this GPU's 8 SMs x 1377 MHz")
+    if "gpu.tensor_efficiency" in src and "gpu.operand_bytes_per_clk_per_sm" in src:
+        src["gpu.tensor_efficiency"] += ("; with operand_bytes_per_clk_per_sm the profile bounds it from below only: "
+                                         "its 256 x 128 FP16 tile sits where the operand limit takes over, which then "
+                                         "sets every FP16 and INT8 tile's rate; it alone sets the FP32 (CUDA-core) "
+                                         "tiles, which no Xavier data check")
     if "gpu.gemv_efficiency" in src:
         src["gpu.gemv_efficiency"] += "; set by the profile's one FC row (loss3/classifier, 1024->1000, batch 1)"
     return src
