@@ -28,9 +28,13 @@ def test_a_family_no_fit_reads_changes_nothing():
 
 def test_without_resnet_the_a100_goes_back_to_its_priors():
     values, notes = lono.refit_without("resnet", fs=None)
-    assert values == {"a100": lono.LONO_PRIORS["a100"]} and "a100" in notes[0]
+    assert values["a100"] == lono.LONO_PRIORS["a100"] and "a100" in notes[0]
     a = C.apply(dlasim.hardware("a100"), values["a100"])
     assert a.gpu.tensor_efficiency == 0.7 != dlasim.hardware("a100").gpu.tensor_efficiency
+    # the Orin iGPUs take the A100-fitted tensor_efficiency (fit_specs.py): without ResNet, their first estimate
+    assert values["orin-agx"] == values["orin-nx-16gb"] == {"gpu.tensor_efficiency": 0.6}
+    assert dlasim.hardware("orin-agx").gpu.tensor_efficiency == dlasim.hardware("a100").gpu.tensor_efficiency
+    assert set(values) == {"a100", "orin-agx", "orin-nx-16gb"}
 
 
 def test_without_mobilenet_the_orin_depthwise_rate_is_unset_on_both_orins():

@@ -40,7 +40,8 @@ cannot determine are reported and kept at their prior values):
   gpu.memory_efficiency; then FP32 and INT8 engines predicted without refitting.
 - orin-agx DLA: the one Orin GoogLeNet log (ForeignNode 1.032 ms, ...) -> one DLA parameter; the DLA-SW
   SSD-MobileNetV1 throughput -> dla.depthwise_macs_per_cycle (Orin's depthwise processor; also orin-nx-16gb).
-- orin-agx, orin-nx-16gb GPU: no per-layer GPU data; the Xavier-fitted gpu.memory_kernel_floor_s, said so.
+- orin-agx, orin-nx-16gb GPU: no per-layer GPU data; the Xavier-fitted gpu.memory_kernel_floor_s and the
+  A100-fitted gpu.tensor_efficiency (GA10B has the A100-class SM), said so.
 - a40: no data; the H200-fitted sparse parameters and the A100-fitted efficiencies and floors, said so.
 - leave-one-out: Xavier GPU fitted on mark_at_-1 predicts the other googlenet_gpu_mark_at_* totals;
   Xavier DLA fitted on seed 000 only predicts the GoogLeNet DLA total.
@@ -308,6 +309,7 @@ def h200_kernel_classes(plat, queue, conv_obs=(), verbose=False):
 
 
 JETSON_GPUS = ("xavier-agx", "orin-agx", "orin-nx-16gb")
+ORIN_GPUS = ("orin-agx", "orin-nx-16gb")
 
 
 def jetson_depthwise_share(h200, fitted: dict, queue) -> None:
@@ -634,6 +636,15 @@ def main(argv=None) -> int:
     prof_a = rel(TREX / "fp16" / "resnet.onnx.engine.profile.json")
     queue("a100", C.fitted_values(res_a), sources_for(
         res_a, f"{prof_a} (per row, scaled to the 0.862 ms GPU compute median; dlasim zoo:resnet18 bs32)"))
+    # Orin iGPUs (GA10B, sm_87: the A100-class SM, ref/gpu.md s1.1 notes): no per-layer GPU data of their own;
+    # the A100-fitted tensor-core share, said so (validation/lono.py puts it back to the prior without ResNet)
+    te = res_a["parameters"]["gpu.tensor_efficiency"]
+    if te["constrained"]:
+        for orin in ORIN_GPUS:
+            queue(orin, {"gpu.tensor_efficiency": te["after"]}, {"gpu.tensor_efficiency": (
+                f"fitted on A100 data by {TOOL} ({prof_a}, residual rms {res_a['band_pct']:.0f}%, n={res_a['n']}), "
+                f"applied to this Ampere iGPU as an assumption: GA10B has the A100-class SM (ref/gpu.md s1.1 notes: "
+                f"1024 FP16 FMA/clk/SM, 8192 sparse INT8 ops/clk/SM); no per-layer Orin GPU data (ref/gpu.md s9)")})
 
     # ---------------- Orin: one number (the ForeignNode row) can set one DLA parameter. The MAC
     # efficiency is tried first; if even its upper bound (1.0) leaves the prediction too slow, the

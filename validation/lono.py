@@ -41,6 +41,8 @@ LONO_PRIORS = {
              "copies.reformat_efficiency": 0.15, "copies.reformat_floor_s": 3.5e-6},
     "orin-agx": {"dla.mac_efficiency_fp16": 1.0, "dla.layer_overhead_s": 5e-6, "gpu.memory_kernel_floor_s": 8e-6},
 }
+# the Orin iGPUs' tensor_efficiency before fit_specs.py took the A100-fitted value (orin-agx.toml first estimate)
+ORIN_TENSOR_PRIOR = 0.6
 GOOGLENET_ONLY_DLA = ["dla.mac_efficiency_fp16", "dla.layer_overhead_s", "dla.subgraph_overhead_s",
                       "copies.dla_copy_efficiency"]
 # specs whose values are copies of another spec's fitted values (their sources say so)
@@ -89,7 +91,9 @@ def refit_without(family: str, fs) -> tuple[dict[str, dict], list[str]]:
                      "-> priors")
     if family == "resnet":
         out["a100"] = dict(LONO_PRIORS["a100"])
-        notes.append("a100: its only data are ResNet-18 -> first-estimate priors")
+        out["orin-agx"] = {"gpu.tensor_efficiency": ORIN_TENSOR_PRIOR}
+        notes.append("a100: its only data are ResNet-18 -> first-estimate priors (and the Orin iGPUs' A100-fitted "
+                     "tensor_efficiency)")
     if family == "mobilenet":
         out["orin-agx"] = {"dla.depthwise_macs_per_cycle": None}
         notes.append("orin-agx: depthwise rate unset (SSD-MobileNetV1 was its only data): depthwise on the MAC array")
