@@ -194,6 +194,7 @@ class Gpu(_Block):
     fusable_post_ops: tuple[str, ...]              # fused into a conv/GEMM epilogue
     # per kernel class (cost/gpu.py kernel_class); unset: the generic field above serves that class
     gemm_floor_s: Optional[float] = Field(default=None, ge=0)             # FC/GEMM with >= a tile of rows (else kernel_)
+    conv_tensor_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # tensor share, R x S > 1 convs (else tensor_)
     conv1x1_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # DRAM share, 1x1 convs (else memory_)
     conv1x1_floor_s: Optional[float] = Field(default=None, ge=0)          # (else kernel_floor_s)
     gemv_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, FC weight stream (else memory_)

@@ -1,5 +1,6 @@
 """Cost-model facts no other test pinned down (found by benchmarks/mutation.py): each number is worked out by hand
 from the formula and the spec values it names."""
+import math
 import pytest
 
 import dlasim
@@ -183,14 +184,15 @@ def test_simt_image_conv_memory_counts_input_output_and_weights():
 
 def test_gpu_sparse_time_is_the_slower_of_sparse_tiles_and_compressed_bytes():
     # H200 FP16 3x3 conv 1024 -> 1024 on 32 x 16 x 16: GEMM M = 8192, N = 1024, K = 9216. Sparse tiles run
-    # at 2x the rate with efficiency tensor_eff x sparse_efficiency x K / (K + sparse_k_half)
+    # at 2x the rate with efficiency (the dense share of its class: conv_tensor_efficiency for a 3x3 conv) x
+    # sparse_efficiency x K / (K + sparse_k_half)
     plat = H200
     gpu = plat.gpu
     b = GraphBuilder("t")
     y = b.conv(b.input("x", (32, 1024, 16, 16)), 1024, 3, bias=False, name="c")
     c = _layers(b.build([y]), plat, sparsity="force", **IO)["c"]
     m, n, k = 8192, 1024, 9216
-    s_eff = gpu.tensor_efficiency * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
+    s_eff = gpu.conv_tensor_efficiency * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
     sp = gemm_time(m, n, k, gpu, "fp16", gpu.sparse_cta_tiles or gpu.cta_tiles("fp16"), 2.0, s_eff)[0]
     sp += gpu.tensor_latency_s or 0.0
     act = 2 * 32 * 1024 * 256 * 2
@@ -372,3 +374,23 @@ def test_xavier_narrow_tile_runs_below_the_wide_tile_rate():
         steps[k] = _layers(b.build([y]), plat, **IO)["c"].parts
     rate = {k: p["tile_eff"] * p["rate_eff"] for k, p in steps.items()}
     assert rate[64] == pytest.approx(0.5 * rate[256], rel=0.1)
+
+
+def test_h200_3x3_conv_tiles_run_at_the_conv_class_share():
+    # H200 FP16, 32 x 256 x 14 x 14, 3x3 256 -> 256: M = 6272, N = 256, K = 2304; the conv class uses
+    # conv_tensor_efficiency (fitted on the grid's 3x3 convs), a 1x1 conv and GEMMs keep tensor_efficiency
+    from dlasim.cost.gpu import class_tensor_efficiency
+    gpu = H200.gpu
+    assert gpu.conv_tensor_efficiency is not None and gpu.conv_tensor_efficiency < gpu.tensor_efficiency
+    assert class_tensor_efficiency(gpu, "conv") == gpu.conv_tensor_efficiency
+    assert class_tensor_efficiency(gpu, "conv1x1") == class_tensor_efficiency(gpu, "gemm") == gpu.tensor_efficiency
+    assert class_tensor_efficiency(hardware("a100").gpu, "conv") == hardware("a100").gpu.tensor_efficiency
+    b = GraphBuilder("t")
+    y = b.conv(b.input("x", (32, 256, 14, 14)), 256, 3, bias=False, name="c")
+    c = _layers(b.build([y]), H200, **IO)["c"]
+    # by hand: the best tile over the fp16 list at 2048 x 1.98e9 x eff FMA/s per SM, 132 SMs
+    rate = 2048 * 1.98e9 * gpu.conv_tensor_efficiency
+    best = min(math.ceil(math.ceil(6272 / tm) * math.ceil(256 / tn) / 132) * tm * tn * math.ceil(2304 / tk) * tk / rate
+               for tm, tn, tk in gpu.cta_tiles("fp16"))
+    assert c.compute_ms == pytest.approx((best + gpu.tensor_latency_s) * 1e3)
+    assert c.parts["rate_eff"] == pytest.approx(gpu.conv_tensor_efficiency)

@@ -38,7 +38,9 @@ LONO_PRIORS = {
              "gpu.memory_kernel_floor_s": 4e-6},
     "h200": {"gpu.tensor_efficiency": 0.7, "gpu.memory_efficiency": 0.83, "gpu.kernel_floor_s": 3e-6,
              "gpu.memory_kernel_floor_s": 3e-6, "gpu.sparse_efficiency": 0.765,
-             "copies.reformat_efficiency": 0.15, "copies.reformat_floor_s": 3.5e-6},
+             "copies.reformat_efficiency": 0.15, "copies.reformat_floor_s": 3.5e-6,
+             # fitted on the kernel grid after the first version: unset (tensor_efficiency serves the class)
+             "gpu.conv_tensor_efficiency": None},
     "orin-agx": {"dla.mac_efficiency_fp16": 1.0, "dla.layer_overhead_s": 5e-6, "gpu.memory_kernel_floor_s": 8e-6},
 }
 # the Orin iGPUs' tensor_efficiency before fit_specs.py took the A100-fitted value (orin-agx.toml first estimate)

@@ -15,7 +15,8 @@ Sources (reference/gpu_tensorrt.md):
   CTA tile of rows), gemv (FC/MatMul with fewer rows than the smallest CTA tile: a weight stream, priced by
   bytes, not tiles), depthwise, reduce (global pools, reductions) and eltwise (every other memory-bound layer:
   pointwise, windowed pools, softmax, normalisation, resize). Each class has a floor and
-  an efficiency; a class without its own spec values uses the generic ones (hardware.Gpu). The per-class
+  an efficiency (conv: `conv_tensor_efficiency`, a tensor-core share, class_tensor_efficiency); a class without
+  its own spec values uses the generic ones (hardware.Gpu). The per-class
   values are fitted by validation/fit_specs.py on the H200 kernel grid (validation/h200/gpu_grid_results.json).
 - L2 residency (s1.1 L2 sizes; s6.4: "29-39 MB casts show 5.2-5.4 TB/s, i.e. above HBM peak = L2 hits"):
   when a step's activations (inputs and outputs, weights not counted) fit in `l2_usable_fraction` of the L2,
@@ -163,6 +164,16 @@ def class_efficiency(gpu: Gpu, cls: str) -> float:
     return gpu.memory_efficiency if own is None else own
 
 
+def class_tensor_efficiency(gpu: Gpu, cls: str) -> float:
+    """The share of the tensor-core peak a class's tiles sustain: `conv_tensor_efficiency` for implicit-GEMM
+    convolutions with an R x S > 1 filter where the spec sets it (the H200 grid: cuDNN 3x3 convs reach 35-55% of
+    peak per added MAC where cuBLAS GEMMs reach ~66%, validation/h200/gpu_grid_results.json conv3x3), else
+    `tensor_efficiency` (every class on a spec without it)."""
+    if cls == "conv" and gpu.conv_tensor_efficiency is not None:
+        return gpu.conv_tensor_efficiency
+    return gpu.tensor_efficiency
+
+
 def sm_stream_scale(plat: Platform) -> float:
     """min(1, SM streaming rate / (memory_efficiency x DRAM bandwidth)): the factor by which the SMs, not the
     DRAM, limit memory-bound kernels (module docstring). 1.0 when the spec sets no per-SM streaming rate or
@@ -265,8 +276,8 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     cg = padded_channels(cs.c // cs.groups, p)
     m = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
     n, k = cs.k // cs.groups, cg * cs.r * cs.s
-    eff = gpu.tensor_efficiency
-    dense, info = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p))
+    eff = class_tensor_efficiency(gpu, cls)
+    dense, info = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p), efficiency=eff)
     dense *= cs.groups
     if gpu.tensor_latency_s:
         dense += gpu.tensor_latency_s
