@@ -39,8 +39,12 @@ LONO_PRIORS = {
     "h200": {"gpu.tensor_efficiency": 0.7, "gpu.memory_efficiency": 0.83, "gpu.kernel_floor_s": 3e-6,
              "gpu.memory_kernel_floor_s": 3e-6, "gpu.sparse_efficiency": 0.765,
              "copies.reformat_efficiency": 0.15, "copies.reformat_floor_s": 3.5e-6,
-             # fitted on the kernel grid after the first version: unset (tensor_efficiency serves the class)
-             "gpu.conv_tensor_efficiency": None},
+             # fitted on the kernel grid and micro-benchmarks after the first version: unset (the generic
+             # fields serve every class, no L2 term), no kernel ramp, no K dependence of the sparse share
+             "gpu.tensor_latency_s": 0.0, "gpu.sparse_k_half": 0.0, "gpu.l2_bandwidth_bytes_per_s": None,
+             "gpu.conv_tensor_efficiency": None, "gpu.conv1x1_efficiency": None, "gpu.conv1x1_floor_s": None,
+             "gpu.gemv_efficiency": None, "gpu.gemv_floor_s": None, "gpu.depthwise_efficiency": None,
+             "gpu.depthwise_floor_s": None, "gpu.reduce_efficiency": None, "gpu.reduce_floor_s": None},
     "orin-agx": {"dla.mac_efficiency_fp16": 1.0, "dla.layer_overhead_s": 5e-6, "gpu.memory_kernel_floor_s": 8e-6},
 }
 # the Orin iGPUs' tensor_efficiency before fit_specs.py took the A100-fitted value (orin-agx.toml first estimate)
