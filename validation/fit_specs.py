@@ -33,7 +33,8 @@ cannot determine are reported and kept at their prior values):
   gpu.sparse_k_half; NCHW->NHWC copies -> copies.reformat_efficiency, copies.reformat_floor_s; the kernel
   classes on the H200 grid (validation/gpu_classes.py: eltwise -> gpu.memory_efficiency,
   gpu.memory_kernel_floor_s, gpu.l2_bandwidth_bytes_per_s; pool, depthwise, conv1x1, gemv -> their own
-  efficiency and floor), every third grid shape held out and reported per class. The Jetson iGPUs take
+  efficiency and floor; conv3x3 -> gpu.kernel_floor_s and gpu.conv_tensor_efficiency), every third grid shape
+  held out and reported per class. The Jetson iGPUs take
   their depthwise_efficiency from it as an assumption (memory_efficiency x the H200 depthwise/eltwise ratio).
 - a100 GPU: trex A100 ResNet-18 FP16 engine, per row, corrected to the 0.862 ms GPU compute median
   (dlasim zoo:resnet18 at batch 32) -> gpu.tensor_efficiency, gpu.kernel_floor_s, gpu.memory_kernel_floor_s,
