@@ -196,6 +196,7 @@ class Gpu(_Block):
     fusable_post_ops: tuple[str, ...]              # fused into a conv/GEMM epilogue
     # per kernel class (cost/gpu.py kernel_class); unset: the generic field above serves that class
     gemm_floor_s: Optional[float] = Field(default=None, ge=0)             # FC/GEMM with >= a tile of rows (else kernel_)
+    conv_tensor_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # tensor share, R x S > 1 convs (else tensor_)
     conv1x1_efficiency: Optional[float] = Field(default=None, gt=0, le=1)  # DRAM share, 1x1 convs (else memory_)
     conv1x1_floor_s: Optional[float] = Field(default=None, ge=0)          # (else kernel_floor_s)
     gemv_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, FC weight stream (else memory_)
@@ -205,6 +206,9 @@ class Gpu(_Block):
     reduce_efficiency: Optional[float] = Field(default=None, gt=0, le=1)    # DRAM share, global pools (else memory_)
     reduce_floor_s: Optional[float] = Field(default=None, ge=0)             # (else memory_kernel_floor_s)
     tensor_latency_s: Optional[float] = Field(default=None, ge=0)         # fixed ramp/tail of a tensor-core or GEMV kernel
+    # operand bytes a CTA can load into shared memory per SM clock; unset: a tile's operand loads never limit it
+    # (cost/gpu.py tile_rate_share)
+    operand_bytes_per_clk_per_sm: Optional[float] = Field(default=None, gt=0)
     l2_bandwidth_bytes_per_s: Optional[float] = Field(default=None, gt=0)  # activations resident in L2 move at this
     l2_usable_fraction: Optional[float] = Field(default=None, gt=0, le=1)  # share of memory.l2_bytes a step may use
     # dlasim concurrent, engines in separate processes: the share of the GPU's time slices the context of a

@@ -1,5 +1,6 @@
 """Cost-model facts no other test pinned down (found by benchmarks/mutation.py): each number is worked out by hand
 from the formula and the spec values it names."""
+import math
 import pytest
 
 import dlasim
@@ -183,14 +184,15 @@ def test_simt_image_conv_memory_counts_input_output_and_weights():
 
 def test_gpu_sparse_time_is_the_slower_of_sparse_tiles_and_compressed_bytes():
     # H200 FP16 3x3 conv 1024 -> 1024 on 32 x 16 x 16: GEMM M = 8192, N = 1024, K = 9216. Sparse tiles run
-    # at 2x the rate with efficiency tensor_eff x sparse_efficiency x K / (K + sparse_k_half)
+    # at 2x the rate with efficiency (the dense share of its class: conv_tensor_efficiency for a 3x3 conv) x
+    # sparse_efficiency x K / (K + sparse_k_half)
     plat = H200
     gpu = plat.gpu
     b = GraphBuilder("t")
     y = b.conv(b.input("x", (32, 1024, 16, 16)), 1024, 3, bias=False, name="c")
     c = _layers(b.build([y]), plat, sparsity="force", **IO)["c"]
     m, n, k = 8192, 1024, 9216
-    s_eff = gpu.tensor_efficiency * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
+    s_eff = gpu.conv_tensor_efficiency * gpu.sparse_efficiency * k / (k + gpu.sparse_k_half)
     sp = gemm_time(m, n, k, gpu, "fp16", gpu.sparse_cta_tiles or gpu.cta_tiles("fp16"), 2.0, s_eff)[0]
     sp += gpu.tensor_latency_s or 0.0
     act = 2 * 32 * 1024 * 256 * 2
@@ -217,14 +219,34 @@ def test_gpu_in_place_layers_cost_nothing():
 
 def test_concat_of_a_horizontally_fused_conv_copies_its_inputs():
     # two 3x3 siblings fuse into one conv (passes/fuse.py); the Concat copies both 64 x 16 x 16 FP16 halves
-    # out of the fused buffer: read + write = 2 x 2 B x 32768 elements, at the reformat bandwidth and floor
+    # out of the fused buffer, one copy kernel per tensor ("<tensor> copy" rows): each reads + writes
+    # 2 x 2 B x 16384 elements at the reformat bandwidth, with its own floor and launch
     cat = _concat_flatten((3, 3))["cat"]
-    assert cat.parts.concat_copy is True
-    nbytes = 2 * 2 * 2 * 64 * 16 * 16
-    assert cat.bytes == nbytes and cat.macs == 0
+    assert cat.parts.concat_copy is True and cat.parts.copy_kernels == 2
+    each = 2 * 2 * 64 * 16 * 16
+    assert cat.bytes == 2 * each and cat.macs == 0
     cp = H200.copies
-    assert cat.time_ms == pytest.approx((max(nbytes / (H200.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency),
-                                             cp.reformat_floor_s) + H200.gpu.launch_overhead_s) * 1e3)
+    one = max(each / (H200.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency), cp.reformat_floor_s)
+    assert cat.time_ms == pytest.approx(2 * (one + H200.gpu.launch_overhead_s) * 1e3)
+    # by hand: 65536 B / (4.8e12 B/s x 0.1535) = 0.089 us, under the 3.92 us floor: 2 x (3.92 + 0.84) us
+    assert cat.time_ms == pytest.approx(2 * (3.92e-6 + 0.84e-6) * 1e3, rel=1e-3)
+
+
+def test_densenet_concat_copies_one_kernel_per_shared_input():
+    # DenseNet layer 3 of block 1 concatenates the block input (64 ch) and two 32-channel feature maps at
+    # 56 x 56; the first two were written in place into layer 2's concat, so layer 3 copies both: two kernels
+    from dlasim.cost.gpu import concat_copies
+    g = dlasim.load("zoo:densenet121")
+    e = dlasim.estimate(g, "xavier-agx", device="gpu", precision="fp16")
+    cat = next(s for s in e.steps if s.name == "features.denseblock1.denselayer3.cat")
+    sizes = [2 * 2 * 64 * 56 * 56, 2 * 2 * 32 * 56 * 56]
+    assert cat.bytes == sum(sizes)
+    plat = dlasim.hardware("xavier-agx")
+    stream, floored, launches = concat_copies(sizes, plat)
+    assert launches == pytest.approx(2 * plat.gpu.launch_overhead_s)
+    assert cat.time_ms == pytest.approx((floored + launches) * 1e3)
+    # one kernel for both (the model before) would pay one floor and one launch: the split costs more
+    assert floored + launches > max(stream, plat.copies.reformat_floor_s) + plat.gpu.launch_overhead_s
 
 
 def test_transpose_is_a_view_only_when_size_1_axes_move():
@@ -322,3 +344,54 @@ def test_unknown_op_is_priced_as_two_passes_over_its_data():
     y = b.op("NoSuchOp", [b.input("x", (1, 64, 32, 32))], {}, name="odd")
     s = next(s for s in _layers(b.build([y]), H200, **IO).values() if "odd" in s.layers)
     assert s.parts.unmodelled is True and s.bytes == 2 * 2 * 64 * 32 * 32 * 2
+
+
+def test_tile_rate_share_by_hand():
+    # tm x tn tile: each K step loads (tm + tn) x tk elements for tm x tn x tk FMAs (cost/gpu.py tile_rate_share)
+    from dlasim.cost.gpu import tile_rate_share
+    assert tile_rate_share(256, 64, 6e13, 1e12) == pytest.approx(1e12 * 256 * 64 / 320 / 6e13)   # 0.853
+    assert tile_rate_share(64, 32, 6e13, 1e12) == pytest.approx(0.3556, rel=1e-3)
+    assert tile_rate_share(256, 128, 6e13, 1e12) == 1.0            # 85.3 x 1e12 > 6e13: the SM rate binds
+    assert tile_rate_share(64, 32, 6e13, 0.0) == 1.0                 # no operand limit in the spec
+
+
+def test_xavier_narrow_tile_runs_below_the_wide_tile_rate():
+    # Xavier FP16: feed = operand_bytes_per_clk_per_sm / 2 B elements per SM clock. A 64-output-channel 3x3 conv
+    # either wastes half of a 256 x 128 tile or runs the 128 x 64 tile below the SM rate; by hand (feed 5.425,
+    # peak 512 x 0.9048 = 463.3 FMA/clk): 128 x 64 -> 5.425 x 42.67 / 463.3 = 0.50, the same time as the
+    # half-empty 256 x 128 tile (tile_eff 0.47 = 3136 x 64 / (13 x 256 x 128)), so the narrow conv runs at about
+    # half the per-MAC rate of a 256-channel one
+    plat = hardware("xavier-agx")
+    gpu = plat.gpu
+    feed = gpu.operand_bytes_per_clk_per_sm / 2
+    peak = gpu.fma_per_clk_per_sm("fp16") * gpu.tensor_efficiency
+    from dlasim.cost.gpu import tile_rate_share
+    assert tile_rate_share(128, 64, peak, feed) == pytest.approx(feed * 128 * 64 / 192 / peak)
+    assert 0.45 < tile_rate_share(128, 64, peak, feed) < 0.55
+    steps = {}
+    for k in (64, 256):
+        b = GraphBuilder("t")
+        y = b.conv(b.input("x", (1, 256, 56, 56)), k, 3, bias=False, name="c")
+        steps[k] = _layers(b.build([y]), plat, **IO)["c"].parts
+    rate = {k: p.tiling.tile_eff * p.tiling.rate_eff for k, p in steps.items()}
+    assert rate[64] == pytest.approx(0.5 * rate[256], rel=0.1)
+
+
+def test_h200_3x3_conv_tiles_run_at_the_conv_class_share():
+    # H200 FP16, 32 x 256 x 14 x 14, 3x3 256 -> 256: M = 6272, N = 256, K = 2304; the conv class uses
+    # conv_tensor_efficiency (fitted on the grid's 3x3 convs), a 1x1 conv and GEMMs keep tensor_efficiency
+    from dlasim.cost.gpu import class_tensor_efficiency
+    gpu = H200.gpu
+    assert gpu.conv_tensor_efficiency is not None and gpu.conv_tensor_efficiency < gpu.tensor_efficiency
+    assert class_tensor_efficiency(gpu, "conv") == gpu.conv_tensor_efficiency
+    assert class_tensor_efficiency(gpu, "conv1x1") == class_tensor_efficiency(gpu, "gemm") == gpu.tensor_efficiency
+    assert class_tensor_efficiency(hardware("a100").gpu, "conv") == hardware("a100").gpu.tensor_efficiency
+    b = GraphBuilder("t")
+    y = b.conv(b.input("x", (32, 256, 14, 14)), 256, 3, bias=False, name="c")
+    c = _layers(b.build([y]), H200, **IO)["c"]
+    # by hand: the best tile over the fp16 list at 2048 x 1.98e9 x eff FMA/s per SM, 132 SMs
+    rate = 2048 * 1.98e9 * gpu.conv_tensor_efficiency
+    best = min(math.ceil(math.ceil(6272 / tm) * math.ceil(256 / tn) / 132) * tm * tn * math.ceil(2304 / tk) * tk / rate
+               for tm, tn, tk in gpu.cta_tiles("fp16"))
+    assert c.compute_ms == pytest.approx((best + gpu.tensor_latency_s) * 1e3)
+    assert c.parts.tiling.rate_eff == pytest.approx(gpu.conv_tensor_efficiency)

@@ -133,6 +133,11 @@ def test_t2t_rows_parse_from_the_real_file():
     nets = [r["model"].split()[-1] for r in rows]
     assert set(nets) <= set(zoo.names())
     assert float(next(r for r in rows if r["model"].endswith("vgg16"))["value"]) == 7.46
+    # the throughput column of the quotes: '1.29e+03' (SqueezeNet) and '565' (AlexNet) -> ms per call
+    thr = {r["case_id"]: t2t_xavier.throughput_ms(r["quote"]) for r in rows}
+    assert thr["T2T-02"] == pytest.approx(1000 / 1290) and thr["T2T-01"] == pytest.approx(1000 / 565)
+    assert all(v is not None for v in thr.values())
+    assert t2t_xavier.throughput_ms("| Latency (TensorRT) 2.02 |") is None
 
 
 def test_grid_held_out_rule_keeps_every_third_shape_out():

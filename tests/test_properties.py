@@ -62,7 +62,9 @@ def test_latency_non_decreasing_in_batch(plan, cfg, extra):
        st.sampled_from(["xavier-agx", "orin-agx", "a100", "h200"]), st.sampled_from(["dla", "gpu"]),
        st.sampled_from(["fp16", "int8"]))
 def test_more_macs_never_faster_when_compute_bound(cin, dk, k, size, hw, device, precision):
-    """Adding output channels to a compute-bound convolution never makes it faster."""
+    """Adding output channels to a compute-bound convolution never makes it faster. When the two convs run in
+    different precisions (the GPU keeps FP32 for a layer whose FP16 kernel plus reformats is slower), the
+    network time, which that choice minimises, is what cannot drop."""
     def conv_step(out_channels):
         b = GraphBuilder("one")
         x = b.input("x", (1, cin, size, size))
@@ -70,10 +72,13 @@ def test_more_macs_never_faster_when_compute_bound(cin, dk, k, size, hw, device,
         e = _estimate(g, {"hw": hw, "device": device, "precision": precision})
         if e is None:
             return None
-        return next(s for s in e.steps if "conv" in s.layers)
-    base = conv_step(64)
-    more = conv_step(64 + dk)
-    if base is None or more is None or base.bound != "compute":
+        return e, next(s for s in e.steps if "conv" in s.layers)
+    a, b = conv_step(64), conv_step(64 + dk)
+    if a is None or b is None or a[1].bound != "compute":
         return
+    (e_base, base), (e_more, more) = a, b
     assert more.macs > base.macs
-    assert more.time_ms >= base.time_ms * (1 - 1e-9), (base, more)
+    if more.precision != base.precision:
+        assert e_more.total_ms >= e_base.total_ms * (1 - 1e-9), (e_base, e_more)
+    else:
+        assert more.time_ms >= base.time_ms * (1 - 1e-9), (base, more)

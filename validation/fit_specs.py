@@ -16,7 +16,9 @@ cannot determine are reported and kept at their prior values):
   gpu.stream_bytes_per_clk_per_sm (the per-SM streaming rate that limits memory-bound kernels and copies on
   Xavier; memory_efficiency there is the DRAM-side share, an assumption taken from the H200 fit, which the
   SM rate stays under; cross-check printed: the H200's DRAM-limited streaming rate per SM), gpu.gemv_efficiency (the one FC row, loss3/classifier at batch 1), copies.reformat_efficiency,
-  copies.reformat_floor_s. The torch2trt Xavier rows (validation/t2t_xavier.py) are held out.
+  copies.reformat_floor_s, gpu.operand_bytes_per_clk_per_sm (the operand loads per SM clock that limit a CTA tile:
+  the profile's small convs run on narrow tiles below the rate of its large ones, cost/gpu.py tile_rate_share;
+  the H200 GEMMs and convs do not constrain it, one-sided upward, so h200.toml leaves it unset). The torch2trt Xavier rows (validation/t2t_xavier.py) are held out.
 - xavier-agx DLA + copies: seed 000 (4 trtexec medians, batch 32, 1x1/3x3, INT8/FP16, and the per-step
   breakdown of the 1x1 engine) + the all-DLA GoogLeNet FP16 profile (googlenet_dla_mark_at_-1.profile,
   rows and the 3.656 ms trtexec mean) -> dla.mac_efficiency, dla.mac_efficiency_fp16,
@@ -31,14 +33,16 @@ cannot determine are reported and kept at their prior values):
   gpu.sparse_k_half; NCHW->NHWC copies -> copies.reformat_efficiency, copies.reformat_floor_s; the kernel
   classes on the H200 grid (validation/gpu_classes.py: eltwise -> gpu.memory_efficiency,
   gpu.memory_kernel_floor_s, gpu.l2_bandwidth_bytes_per_s; pool, depthwise, conv1x1, gemv -> their own
-  efficiency and floor), every third grid shape held out and reported per class. The Jetson iGPUs take
+  efficiency and floor; conv3x3 -> gpu.kernel_floor_s and gpu.conv_tensor_efficiency), every third grid shape
+  held out and reported per class. The Jetson iGPUs take
   their depthwise_efficiency from it as an assumption (memory_efficiency x the H200 depthwise/eltwise ratio).
 - a100 GPU: trex A100 ResNet-18 FP16 engine, per row, corrected to the 0.862 ms GPU compute median
   (dlasim zoo:resnet18 at batch 32) -> gpu.tensor_efficiency, gpu.kernel_floor_s, gpu.memory_kernel_floor_s,
   gpu.memory_efficiency; then FP32 and INT8 engines predicted without refitting.
 - orin-agx DLA: the one Orin GoogLeNet log (ForeignNode 1.032 ms, ...) -> one DLA parameter; the DLA-SW
   SSD-MobileNetV1 throughput -> dla.depthwise_macs_per_cycle (Orin's depthwise processor; also orin-nx-16gb).
-- orin-agx, orin-nx-16gb GPU: no per-layer GPU data; the Xavier-fitted gpu.memory_kernel_floor_s, said so.
+- orin-agx, orin-nx-16gb GPU: no per-layer GPU data; the Xavier-fitted gpu.memory_kernel_floor_s and the
+  A100-fitted gpu.tensor_efficiency (GA10B has the A100-class SM), said so.
 - a40: no data; the H200-fitted sparse parameters and the A100-fitted efficiencies and floors, said so.
 - leave-one-out: Xavier GPU fitted on mark_at_-1 predicts the other googlenet_gpu_mark_at_* totals;
   Xavier DLA fitted on seed 000 only predicts the GoogLeNet DLA total.
@@ -78,7 +82,7 @@ TOOL = "validation/fit_specs.py"
 
 XAVIER_GPU_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s",
                      "gpu.stream_bytes_per_clk_per_sm", "copies.reformat_efficiency", "copies.reformat_floor_s",
-                     "gpu.tensor_latency_s", "gpu.gemv_efficiency"]
+                     "gpu.tensor_latency_s", "gpu.gemv_efficiency", "gpu.operand_bytes_per_clk_per_sm"]
 A100_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s", "gpu.memory_efficiency"]
 XAVIER_DLA_PARAMS = ["dla.mac_efficiency", "dla.mac_efficiency_fp16", "dla.layer_overhead_s",
                      "dla.subgraph_overhead_s", "copies.dla_copy_efficiency", "copies.transition_overhead_s"]
@@ -187,6 +191,11 @@ def xavier_gpu_sources(res: dict, data_text: str) -> dict:
     if "gpu.stream_bytes_per_clk_per_sm" in src:
         src["gpu.stream_bytes_per_clk_per_sm"] += ("; set by the memory-bound rows (pools, LRN, prob) and the "
                                                    "reformat copies, at this GPU's 8 SMs x 1377 MHz")
+    if "gpu.tensor_efficiency" in src and "gpu.operand_bytes_per_clk_per_sm" in src:
+        src["gpu.tensor_efficiency"] += ("; with operand_bytes_per_clk_per_sm the profile bounds it from below only: "
+                                         "its 256 x 128 FP16 tile sits where the operand limit takes over, which then "
+                                         "sets every FP16 and INT8 tile's rate; it alone sets the FP32 (CUDA-core) "
+                                         "tiles, which no Xavier data check")
     if "gpu.gemv_efficiency" in src:
         src["gpu.gemv_efficiency"] += "; set by the profile's one FC row (loss3/classifier, 1024->1000, batch 1)"
     return src
@@ -301,6 +310,7 @@ def h200_kernel_classes(plat, queue, conv_obs=(), verbose=False):
 
 
 JETSON_GPUS = ("xavier-agx", "orin-agx", "orin-nx-16gb")
+ORIN_GPUS = ("orin-agx", "orin-nx-16gb")
 
 
 def jetson_depthwise_share(h200, fitted: dict, queue) -> None:
@@ -627,6 +637,15 @@ def main(argv=None) -> int:
     prof_a = rel(TREX / "fp16" / "resnet.onnx.engine.profile.json")
     queue("a100", C.fitted_values(res_a), sources_for(
         res_a, f"{prof_a} (per row, scaled to the 0.862 ms GPU compute median; dlasim zoo:resnet18 bs32)"))
+    # Orin iGPUs (GA10B, sm_87: the A100-class SM, ref/gpu.md s1.1 notes): no per-layer GPU data of their own;
+    # the A100-fitted tensor-core share, said so (validation/lono.py puts it back to the prior without ResNet)
+    te = res_a["parameters"]["gpu.tensor_efficiency"]
+    if te["constrained"]:
+        for orin in ORIN_GPUS:
+            queue(orin, {"gpu.tensor_efficiency": te["after"]}, {"gpu.tensor_efficiency": (
+                f"fitted on A100 data by {TOOL} ({prof_a}, residual rms {res_a['band_pct']:.0f}%, n={res_a['n']}), "
+                f"applied to this Ampere iGPU as an assumption: GA10B has the A100-class SM (ref/gpu.md s1.1 notes: "
+                f"1024 FP16 FMA/clk/SM, 8192 sparse INT8 ops/clk/SM); no per-layer Orin GPU data (ref/gpu.md s9)")})
 
     # ---------------- Orin: one number (the ForeignNode row) can set one DLA parameter. The MAC
     # efficiency is tried first; if even its upper bound (1.0) leaves the prediction too slow, the

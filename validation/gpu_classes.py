@@ -16,8 +16,10 @@ Classes and their parameters (hardware_specs/h200.toml [gpu]):
   conv1x1    1x1 convs (grid conv1x1): conv1x1_efficiency, conv1x1_floor_s
   gemv       FC at batch 1-32 (fewer rows than a CTA tile; grid fc): gemv_efficiency, gemv_floor_s
   conv       3x3 convs (grid conv3x3, with the cuDNN conv micro-benchmarks F_conv that fit_specs.py passes in):
-             kernel_floor_s. Its compute share (tensor_efficiency) and the fixed ramp of a tensor-core kernel
-             (tensor_latency_s) are fitted by fit_specs.py on the cuBLAS GEMMs (the gemm class, gemm_floor_s).
+             kernel_floor_s, conv_tensor_efficiency (the tensor-core share of its tiles; cuDNN convs gain less
+             per MAC than cuBLAS GEMMs). The GEMMs' share (tensor_efficiency) and the fixed ramp of a tensor-core
+             kernel (tensor_latency_s) are fitted by fit_specs.py on the cuBLAS GEMMs (the gemm class,
+             gemm_floor_s).
 The int8 rows (torch._int_mm) are not TensorRT INT8 tactics (validation/h200/README.md) and are not used.
 """
 from __future__ import annotations
@@ -41,7 +43,7 @@ CLASS_PARAMS = {
     "depthwise": ["gpu.depthwise_efficiency", "gpu.depthwise_floor_s"],
     "conv1x1": ["gpu.conv1x1_efficiency", "gpu.conv1x1_floor_s"],
     "gemv": ["gpu.gemv_efficiency", "gpu.gemv_floor_s"],
-    "conv": ["gpu.kernel_floor_s"],
+    "conv": ["gpu.kernel_floor_s", "gpu.conv_tensor_efficiency"],
 }
 GRID_KIND = {"eltwise": "eltwise", "reduce": "pool", "depthwise": "depthwise", "conv1x1": "conv1x1", "gemv": "fc",
              "conv": "conv3x3"}

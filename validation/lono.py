@@ -22,14 +22,15 @@ from dlasim import validate as V
 # at bd5db10), with the reason those files gave; parameters added later have the value the model used
 # before they existed (mac_efficiency_fp16 = mac_efficiency, memory_kernel_floor_s = kernel_floor_s,
 # dla_copy_efficiency = reformat_efficiency, depthwise_macs_per_cycle unset = depthwise on the MAC array,
-# tensor_latency_s unset = no kernel ramp, gemv_efficiency unset = memory_efficiency).
+# tensor_latency_s unset = no kernel ramp, gemv_efficiency unset = memory_efficiency,
+# operand_bytes_per_clk_per_sm unset = no operand limit on a CTA tile).
 LONO_PRIORS = {
     "xavier-agx": {"gpu.tensor_efficiency": 0.6, "gpu.memory_efficiency": 0.6, "gpu.kernel_floor_s": 8e-6,
                    "gpu.memory_kernel_floor_s": 8e-6, "copies.reformat_efficiency": 0.12,
                    "copies.reformat_floor_s": 15e-6, "copies.transition_overhead_s": 50e-6,
                    "copies.dla_copy_efficiency": 0.12, "dla.dram_efficiency": 0.5, "dla.mac_efficiency": 1.0,
                    "dla.mac_efficiency_fp16": 1.0, "dla.layer_overhead_s": 5e-6, "dla.subgraph_overhead_s": 50e-6,
-                   "gpu.tensor_latency_s": 0.0, "gpu.gemv_efficiency": 0.6,
+                   "gpu.tensor_latency_s": 0.0, "gpu.gemv_efficiency": 0.6, "gpu.operand_bytes_per_clk_per_sm": None,
                    # no SM limit before: the per-SM rate that gives the 0.6 prior share on AGX
                    # (0.6 x 136.5e9 / (8 x 1377e6)) under memory_efficiency 0.8552
                    "gpu.stream_bytes_per_clk_per_sm": 7.435},
@@ -37,9 +38,17 @@ LONO_PRIORS = {
              "gpu.memory_kernel_floor_s": 4e-6},
     "h200": {"gpu.tensor_efficiency": 0.7, "gpu.memory_efficiency": 0.83, "gpu.kernel_floor_s": 3e-6,
              "gpu.memory_kernel_floor_s": 3e-6, "gpu.sparse_efficiency": 0.765,
-             "copies.reformat_efficiency": 0.15, "copies.reformat_floor_s": 3.5e-6},
+             "copies.reformat_efficiency": 0.15, "copies.reformat_floor_s": 3.5e-6,
+             # fitted on the kernel grid and micro-benchmarks after the first version: unset (the generic
+             # fields serve every class, no L2 term), no kernel ramp, no K dependence of the sparse share
+             "gpu.tensor_latency_s": 0.0, "gpu.sparse_k_half": 0.0, "gpu.l2_bandwidth_bytes_per_s": None,
+             "gpu.conv_tensor_efficiency": None, "gpu.conv1x1_efficiency": None, "gpu.conv1x1_floor_s": None,
+             "gpu.gemv_efficiency": None, "gpu.gemv_floor_s": None, "gpu.depthwise_efficiency": None,
+             "gpu.depthwise_floor_s": None, "gpu.reduce_efficiency": None, "gpu.reduce_floor_s": None},
     "orin-agx": {"dla.mac_efficiency_fp16": 1.0, "dla.layer_overhead_s": 5e-6, "gpu.memory_kernel_floor_s": 8e-6},
 }
+# the Orin iGPUs' tensor_efficiency before fit_specs.py took the A100-fitted value (orin-agx.toml first estimate)
+ORIN_TENSOR_PRIOR = 0.6
 GOOGLENET_ONLY_DLA = ["dla.mac_efficiency_fp16", "dla.layer_overhead_s", "dla.subgraph_overhead_s",
                       "copies.dla_copy_efficiency"]
 # specs whose values are copies of another spec's fitted values (their sources say so)
@@ -88,7 +97,9 @@ def refit_without(family: str, fs) -> tuple[dict[str, dict], list[str]]:
                      "-> priors")
     if family == "resnet":
         out["a100"] = dict(LONO_PRIORS["a100"])
-        notes.append("a100: its only data are ResNet-18 -> first-estimate priors")
+        out["orin-agx"] = {"gpu.tensor_efficiency": ORIN_TENSOR_PRIOR}
+        notes.append("a100: its only data are ResNet-18 -> first-estimate priors (and the Orin iGPUs' A100-fitted "
+                     "tensor_efficiency)")
     if family == "mobilenet":
         out["orin-agx"] = {"dla.depthwise_macs_per_cycle": None}
         notes.append("orin-agx: depthwise rate unset (SSD-MobileNetV1 was its only data): depthwise on the MAC array")

@@ -53,6 +53,7 @@ class CostParts:
     output_bound: bool = False          # DLA: the SDP/PDP output rate, not the MACs, sets compute
     in_place: bool = False              # nothing moves (concat elimination, a view)
     concat_copy: bool = False           # GPU Concat: inputs copied in (Step.copied_inputs)
+    copy_kernels: int = 0               # GPU Concat: the copy kernels that bring them in, one per tensor
     fused_with: str = ""                # the step whose kernel this one runs in (Step.input_on_chip): no launch, floor
     unmodelled: bool = False            # an op dlasim does not know, priced as two passes over its data
 

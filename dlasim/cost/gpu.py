@@ -15,7 +15,8 @@ Sources (reference/gpu_tensorrt.md):
   CTA tile of rows), gemv (FC/MatMul with fewer rows than the smallest CTA tile: a weight stream, priced by
   bytes, not tiles), depthwise, reduce (global pools, reductions) and eltwise (every other memory-bound layer:
   pointwise, windowed pools, softmax, normalisation, resize). Each class has a floor and
-  an efficiency; a class without its own spec values uses the generic ones (hardware.Gpu). The per-class
+  an efficiency (conv: `conv_tensor_efficiency`, a tensor-core share, class_tensor_efficiency); a class without
+  its own spec values uses the generic ones (hardware.Gpu). The per-class
   values are fitted by validation/fit_specs.py on the H200 kernel grid (validation/h200/gpu_grid_results.json).
 - L2 residency (s1.1 L2 sizes; s6.4: "29-39 MB casts show 5.2-5.4 TB/s, i.e. above HBM peak = L2 hits"):
   when a step's activations (inputs and outputs, weights not counted) fit in `l2_usable_fraction` of the L2,
@@ -25,6 +26,10 @@ Sources (reference/gpu_tensorrt.md):
   `tensor_latency_s`, a tensor-core kernel pays it once on top of its tiles x waves (latency + throughput),
   and a GEMV on top of its weight stream; the class floors stay the shortest kernels. Fitted on Xavier's GoogLeNet rows, where one efficiency
   alone under-predicts the small convs and over-predicts the large ones.
+- Tile operand limit (`tile_rate_share`, NVIDIA matmul guide s2.3 via s5.3): where a spec sets
+  `operand_bytes_per_clk_per_sm`, a tm x tn tile's rate is capped by its operand loads (tm + tn elements per
+  tm x tn FMAs per K step); fitted on Xavier's GoogLeNet rows, where small convs on narrow tiles run below the
+  rate of the large ones.
 - SM-side streaming limit (`sm_stream_scale`): a memory-bound kernel moves at most
   stream_bytes_per_clk_per_sm x SMs x clock (the SMs issue the loads and stores); its rate is
   min(class share x DRAM bandwidth, that rate x class share / memory_efficiency), i.e. the class shares are scaled
@@ -71,27 +76,47 @@ def gemm_time(m: int, n: int, k: int, gpu: Gpu, precision: str, tiles: list[list
     sms = gpu.sm_count * gpu.ctas_per_sm
     fma_s = gpu.fma_per_clk_per_sm(precision) * gpu.clock_hz * rate_scale
     eff = gpu.tensor_efficiency if efficiency is None else efficiency
-    t, best = _best_tile(m, n, k, sms, fma_s * eff, tuple(map(tuple, tiles)))
+    feed = (gpu.operand_bytes_per_clk_per_sm * gpu.clock_hz / BYTES[precision]
+            if gpu.operand_bytes_per_clk_per_sm else 0.0)
+    t, best = _best_tile(m, n, k, sms, fma_s * eff, tuple(map(tuple, tiles)), feed)
     if best is None:
         return t, None
     tm, tn, tk, nt, waves, kp = best
-    # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM: with tile, wave and K
-    # efficiency and the channel alignment it makes up time / ideal (explainer/gap.py splits the time by them)
-    return t, Tiling(m * n / (nt * tm * tn), nt / (waves * sms), k / kp, eff * gpu.ctas_per_sm)
+    # rate_eff: the kernel's rate over the (2:4: doubled) GPU peak, efficiency x CTAs per SM x the tile's operand
+    # share: with tile, wave and K efficiency and the channel alignment it makes up time / ideal
+    # (explainer/gap.py splits the time by them)
+    return t, Tiling(m * n / (nt * tm * tn), nt / (waves * sms), k / kp,
+                     eff * gpu.ctas_per_sm * (tile_rate_share(tm, tn, fma_s * eff, feed) if feed else 1.0))
+
+
+def tile_rate_share(tm: int, tn: int, rate: float, feed: float) -> float:
+    """The share of `rate` (FMA/s per SM) a tm x tn CTA tile sustains when its operands stream into shared
+    memory at `feed` elements/s per SM (operand_bytes_per_clk_per_sm x clock / bytes per element; 0: no limit).
+
+    Each K step of the tile loads (tm + tn) x tk operand elements for tm x tn x tk FMAs, so the loads allow
+    feed x tm x tn / (tm + tn) FMA/s: larger tiles reuse each loaded element more (NVIDIA Matrix Multiplication
+    Background User's Guide s2.3 "Typical tile dimensions in cuBLAS and performance", cited in gpu_tensorrt.md
+    s5.3) and a narrow tile, e.g. the 256 x 64 tile of a 64-channel conv, runs below the rate of a 256 x 128 one.
+    E.g. feed 1e12 elements/s, rate 6e13: 256 x 128 -> 1e12 x 85.33 / 6e13 = 1.0 (capped), 256 x 64 -> 0.853,
+    64 x 32 -> 0.356."""
+    if not feed:
+        return 1.0
+    return min(1.0, feed * tm * tn / (tm + tn) / rate)
 
 
 # A pure function of its arguments (all values, no spec objects), so a cached result is never stale. The
 # convolutions of a network, and of the candidates of an architecture search, share few GEMM shapes.
 @functools.lru_cache(maxsize=4096)
 def _best_tile(m: int, n: int, k: int, sms: int, rate: float,
-               tiles: tuple[tuple[int, int, int], ...]) -> tuple[float, tuple | None]:
-    """(time, (tm, tn, tk, tiles, waves, padded K)) of the fastest tile at `rate` FMA/s, None if none."""
+               tiles: tuple[tuple[int, int, int], ...], feed: float = 0.0) -> tuple[float, tuple | None]:
+    """(time, (tm, tn, tk, tiles, waves, padded K)) of the fastest tile at `rate` FMA/s per SM, its operand
+    loads at `feed` elements/s per SM (tile_rate_share), None if none."""
     best_t, best = math.inf, None
     for tm, tn, tk in tiles:
         nt = math.ceil(m / tm) * math.ceil(n / tn)
         waves = math.ceil(nt / sms)
         kp = math.ceil(k / tk) * tk
-        t = waves * tm * tn * kp / rate
+        t = waves * tm * tn * kp / (rate * tile_rate_share(tm, tn, rate, feed))
         if t < best_t:
             best_t, best = t, (tm, tn, tk, nt, waves, kp)
     return best_t, best
@@ -139,6 +164,16 @@ def class_efficiency(gpu: Gpu, cls: str) -> float:
     own = {"conv1x1": gpu.conv1x1_efficiency, "gemv": gpu.gemv_efficiency, "depthwise": gpu.depthwise_efficiency,
            "reduce": gpu.reduce_efficiency}.get(cls)
     return gpu.memory_efficiency if own is None else own
+
+
+def class_tensor_efficiency(gpu: Gpu, cls: str) -> float:
+    """The share of the tensor-core peak a class's tiles sustain: `conv_tensor_efficiency` for implicit-GEMM
+    convolutions with an R x S > 1 filter where the spec sets it (the H200 grid: cuDNN 3x3 convs reach 35-55% of
+    peak per added MAC where cuBLAS GEMMs reach ~66%, validation/h200/gpu_grid_results.json conv3x3), else
+    `tensor_efficiency` (every class on a spec without it)."""
+    if cls == "conv" and gpu.conv_tensor_efficiency is not None:
+        return gpu.conv_tensor_efficiency
+    return gpu.tensor_efficiency
 
 
 def sm_stream_scale(plat: Platform) -> float:
@@ -244,8 +279,8 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     cg = padded_channels(cs.c // cs.groups, p)
     m = cs.n * (cs.h * cs.w if cs.transposed else cs.p * cs.q)
     n, k = cs.k // cs.groups, cg * cs.r * cs.s
-    eff = gpu.tensor_efficiency
-    dense, tiling = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p))
+    eff = class_tensor_efficiency(gpu, cls)
+    dense, tiling = gemm_time(m, n, k, gpu, p, gpu.cta_tiles(p), efficiency=eff)
     dense *= cs.groups
     if gpu.tensor_latency_s:
         dense += gpu.tensor_latency_s
@@ -293,16 +328,14 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     op = anchor.op if anchor is not None else step.op
     if op == "Concat":
         # TensorRT writes the producers into the concatenated buffer (concat elimination); inputs that
-        # live in a horizontally fused conv's buffer (passes/fuse.py) are copied in, as a reformat kernel
-        # copies: read + write over the reformat bandwidth, with its floor (cost/copies.py)
+        # live in another buffer (a horizontally fused conv's, or one an earlier Concat holds: passes/fuse.py)
+        # are copied in, one copy kernel per tensor (concat_copies)
         copied = step.copied_inputs
         if not copied:
             return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
-        cp = plat.copies
-        nbytes = 2 * b * elems([t for t in step.inputs if t.name in copied])
-        return finish(0.0, nbytes / (plat.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency
-                                     * sm_stream_scale(plat)),
-                      gpu.launch_overhead_s, 0, nbytes, cp.reformat_floor_s, concat_copy=True)
+        sizes = [2 * b * elems([t]) for t in step.inputs if t.name in copied]
+        stream, floored, launches = concat_copies(sizes, plat)
+        return finish(0.0, stream, launches, 0, sum(sizes), floored, concat_copy=True, copy_kernels=len(sizes))
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") or (op == "Transpose" and transpose_is_view(
             step.inputs[0].shape if step.inputs else (), anchor.attributes.get("perm") if anchor is not None else None)):
         return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
@@ -323,6 +356,23 @@ def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") 
     # reductions, pooling, pointwise, softmax, normalisation, resize, unknown ops: memory-bound kernels of their class
     mem, _ = memory_time(nbytes, 0, class_efficiency(gpu, cls), plat)
     return finish(0.0, mem, launch, 0, nbytes, floor, kernel_class=cls, **flags)
+
+
+def concat_copies(sizes: list[int], plat: Platform) -> tuple[float, float, float]:
+    """(streaming seconds, seconds with each kernel's floor, launch seconds) of the copy kernels that bring a
+    Concat's copied inputs into its buffer, `sizes` their read + write bytes.
+
+    TensorRT runs one copy layer per copied tensor (gpu_tensorrt.md s3.2 and s4.2: "<tensor> copy" rows; the
+    Xavier GoogLeNet profile, validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile, has one
+    "inception_Xy/1x1 copy" row per block, 4.8-12 us each), so each copy is a reformat-like kernel with its own
+    floor and launch (cost/copies.py): max(reformat_floor_s, bytes / reformat bandwidth) + launch_overhead_s.
+    E.g. H200, two 64 x 16 x 16 FP16 tensors (65536 B read + written each): 2 x max(3.92 us, 65536 B /
+    (4.8e12 x 0.1535)) = 7.84 us, plus 2 x 0.84 us of launches."""
+    cp = plat.copies
+    bw = plat.memory.dram_bandwidth_bytes_per_s * cp.reformat_efficiency * sm_stream_scale(plat)
+    stream = sum(n / bw for n in sizes)
+    floored = sum(max(cp.reformat_floor_s, n / bw) for n in sizes)
+    return stream, floored, len(sizes) * plat.gpu.launch_overhead_s
 
 
 def transpose_is_view(shape, perm) -> bool:
