@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..errors import ModelError
 from ..ir import Graph, GraphBuilder
-from . import classifiers, darknet, darknet_csp, detectors, inception, quantized, retinanet, torchvision_nets
+from . import classifiers, darknet, darknet_csp, dense_nets, detectors, inception, quantized, retinanet, torchvision_nets
 from .blocks import ZooModel, act, conv_bn, conv_bn_act  # noqa: F401  (building blocks for validation models)
 from .classifiers import basic_block, bottleneck  # noqa: F401
 
@@ -34,6 +34,7 @@ _REGISTRY: dict[str, ZooModel] = {
     **detectors.MODELS,
     **darknet.MODELS,
     **darknet_csp.MODELS,
+    **dense_nets.MODELS,
     **inception.MODELS,
     **quantized.MODELS,
     **retinanet.MODELS,
