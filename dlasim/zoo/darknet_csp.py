@@ -99,5 +99,5 @@ MODELS: dict[str, ZooModel] = {
                            "Mish, logistic outputs, 512x512, ~39 GMACs (YOLO decode/NMS not modelled)"),
     "yolov4x_mish": ZooModel(_yolov4_csp((40, 80, 160, 320, 640, 1280), (1, 3, 11, 11, 5), 3), (3, 640, 640),
                              "YOLOv4x-Mish (Darknet yolov4x-mish.cfg): YOLOv4-CSP widened 1.25x and deepened "
-                             "1.33x, Mish, 640x640, ~110 GMACs (YOLO decode/NMS not modelled)"),
+                             "1.33x, Mish, 640x640, ~113 GMACs (YOLO decode/NMS not modelled)"),
 }
