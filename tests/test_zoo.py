@@ -30,6 +30,14 @@ MACS_RANGES = {
     "yolov3_tiny": (0.99 * 5.571e9 / 2, 1.01 * 5.571e9 / 2),
     "yolov4_tiny": (0.99 * 6.910e9 / 2, 1.01 * 6.910e9 / 2),
     "ssd_resnet34": (0.97 * 433e9 / 2, 1.03 * 433e9 / 2),  # MLPerf: 433 GOPs per 1200x1200 image
+    # AlexeyAB/darknet README: yolov4-csp 512x512 77 BFLOPs, yolov4x-mish 640x640 221 BFLOPs (2 x MACs); the
+    # yolov4x-mish build is 2.5% above its figure (113.3 GMACs), hence its wider window
+    "yolov4_csp": (0.99 * 77e9 / 2, 1.01 * 77e9 / 2),
+    "yolov4x_mish": (0.97 * 221e9 / 2, 1.03 * 221e9 / 2),
+    "resnext50_32x4d": (0.985 * 4.23e9, 1.015 * 4.23e9),   # torchvision model docs 4.23 GFLOPS (multiply-adds)
+    "inception_v4": (0.985 * 12.3e9, 1.015 * 12.3e9),      # Inception-v4 paper / slim: ~12.3 GMACs at 299x299
+    # Open Model Zoo human-pose-estimation-0001 (Lightweight OpenPose, 256x456) model card: 15.435 GFLOPs
+    "lightweight_openpose": (0.985 * 15.435e9 / 2, 1.015 * 15.435e9 / 2),
     "seed000_conv1x1": (528 * 256 * 196, 528 * 256 * 196),
     "seed000_conv3x3": (238_436_352, 238_436_352),
 }
@@ -173,3 +181,67 @@ def test_ssd_resnet34_maps_and_boxes(graphs):
     maps = [g.tensors[f"additional_blocks.{i}.3"].shape[2] for i in range(6)]
     assert maps == [50, 25, 13, 7, 3, 3]
     assert g.tensors["locs"].shape == (1, 4, 15130) and g.tensors["confs"].shape == (1, 81, 15130)
+
+
+def _conv_macs(cin: int, cout: int, k: int, pixels: int) -> int:
+    return cin * cout * k * k * pixels
+
+
+def test_retinanet_hand_count(graphs):
+    """ResNeXt-50 trunk scaled from 224 to 800 (every map is 800/224 larger on each side), plus the FPN and the
+    ten heads counted conv by conv: 256-channel 3x3 convs on P3..P7 (100, 50, 25, 13, 7 at 800x800)."""
+    g = graphs["retinanet_resnext50_fpn"]
+    trunk = (graphs["resnext50_32x4d"].macs - 2048 * 1000) * (800 * 800) // (224 * 224)
+    sides = (100, 50, 25, 13, 7)
+    px = [s * s for s in sides]
+    fpn = (_conv_macs(512, 256, 1, px[0]) + _conv_macs(1024, 256, 1, px[1]) + _conv_macs(2048, 256, 1, px[2])
+           + sum(_conv_macs(256, 256, 3, p) for p in px))            # 3 lateral 1x1, 3 output 3x3, P6, P7
+    head = sum(8 * _conv_macs(256, 256, 3, p) + _conv_macs(256, 9 * 264, 3, p) + _conv_macs(256, 9 * 4, 3, p)
+               for p in px)
+    assert g.macs == trunk + fpn + head
+    assert [g.tensors[t].shape[2] for t in g.outputs] == [s for s in sides for _ in (0, 1)]
+    assert [g.tensors[t].shape[1] for t in g.outputs][:2] == [2376, 36]
+    assert ops(g)["Conv"] == 53 + 3 + 3 + 2 + 5 * 10                  # trunk, FPN, P6/P7, 5 levels x 2 heads
+    conv2 = g.layer("backbone.body.layer2.0.conv2")
+    assert conv2.attributes["group"] == 32 and conv2.attributes["strides"] == [2, 2]
+
+
+def test_scaled_yolov4_structure(graphs):
+    csp = graphs["yolov4_csp"]                    # cfg layers 143/158/173 are the logistic output convs
+    assert csp.outputs == ["logistic_143", "logistic_158", "logistic_173"]
+    assert [csp.tensors[t].shape for t in csp.outputs] == [(1, 255, s, s) for s in (64, 32, 16)]
+    assert ops(csp)["Add"] == 1 + 2 + 8 + 8 + 4 and ops(csp)["Mish"] == ops(csp)["BatchNormalization"]
+    assert 0.99 * 52.9e6 <= csp.params <= 1.01 * 52.9e6     # README: 202 MiB of FP32 weights = 52.9M
+    x = graphs["yolov4x_mish"]
+    assert ops(x)["Add"] == 1 + 3 + 11 + 11 + 5 and ops(x)["Sigmoid"] == 3
+    assert [x.tensors[t].shape[2] for t in x.outputs] == [80, 40, 20]
+    assert x.tensors["conv_0"].shape[1] == 40 and max(x.tensors[t].shape[1] for t in x.tensors
+                                                       if t.startswith("conv_") and "." not in t) == 1280
+
+
+def test_inception_v4_blocks(graphs):
+    g = graphs["inception_v4"]
+    c = ops(g)
+    assert c["Conv"] == 11 + 4 * 7 + 4 + 7 * 10 + 6 + 3 * 10 == 149 and c["Gemm"] == 1
+    assert [g.tensors[f"{m}/concat"].shape[1:] for m in ("Mixed_5a", "Mixed_6a", "Mixed_7a", "Mixed_7d")] == \
+        [(384, 35, 35), (1024, 17, 17), (1536, 8, 8), (1536, 8, 8)]
+    assert g.layer("Mixed_6b/Branch_1/Conv2d_0b_1x7").attributes["kernel_shape"] == [1, 7]
+    assert 0.99 * 42.7e6 <= g.params <= 1.01 * 42.7e6
+
+
+def test_dense_prediction_hand_counts(graphs):
+    sr = graphs["super_resolution"]               # ESPCN x3 on the Y channel of a 321x481 image
+    px = 321 * 481
+    assert sr.macs == px * (1 * 64 * 25 + 64 * 64 * 9 + 64 * 32 * 9 + 32 * 9 * 9)
+    assert sr.tensors[sr.outputs[0]].shape == (1, 1, 963, 1443) and sr.params == 59657
+    u = graphs["unet"]
+    enc = sum(_conv_macs(cin, c, 3, s * s) + _conv_macs(c, c, 3, s * s)
+              for cin, c, s in ((3, 64, 256), (64, 128, 128), (128, 256, 64), (256, 512, 32), (512, 1024, 16)))
+    dec = sum(cin * c * 4 * (s // 2) ** 2 + _conv_macs(2 * c, c, 3, s * s) + _conv_macs(c, c, 3, s * s)
+              for cin, c, s in ((1024, 512, 32), (512, 256, 64), (256, 128, 128), (128, 64, 256)))
+    assert u.macs == enc + dec + _conv_macs(64, 2, 1, 256 * 256)
+    assert ops(u)["ConvTranspose"] == 4 and u.tensors[u.outputs[0]].shape == (1, 2, 256, 256)
+    pose = graphs["lightweight_openpose"]         # output stride 8: 256x456 -> 32x57
+    assert [pose.tensors[t].shape[1:] for t in pose.outputs] == [(19, 32, 57), (38, 32, 57)] * 2
+    assert 0.99 * 4.099e6 <= pose.params <= 1.01 * 4.099e6   # OMZ model card: 4.099M parameters
+    assert ops(pose)["Elu"] == 6 and pose.tensors["refinement_stages.0.concat"].shape[1] == 128 + 19 + 38

@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..errors import ModelError
 from ..ir import Graph, GraphBuilder
-from . import classifiers, darknet, detectors, quantized, torchvision_nets
+from . import classifiers, darknet, darknet_csp, dense_nets, detectors, inception, quantized, retinanet, torchvision_nets
 from .blocks import ZooModel, act, conv_bn, conv_bn_act  # noqa: F401  (building blocks for validation models)
 from .classifiers import basic_block, bottleneck  # noqa: F401
 
@@ -33,7 +33,11 @@ _REGISTRY: dict[str, ZooModel] = {
     **classifiers.MODELS,
     **detectors.MODELS,
     **darknet.MODELS,
+    **darknet_csp.MODELS,
+    **dense_nets.MODELS,
+    **inception.MODELS,
     **quantized.MODELS,
+    **retinanet.MODELS,
     **torchvision_nets.MODELS,
     "seed000_conv1x1": ZooModel(_single_conv(1), (528, 14, 14),
                                 "seed 000: one 1x1 Convolution 528->256 channels at 14x14, no bias"),

@@ -15,8 +15,8 @@ YOLO_OUT = 255  # 3 anchors x (80 COCO classes + 4 box + 1 objectness)
 class _Cfg:
     """Numbers the layers as a .cfg does, so names follow the cfg index."""
 
-    def __init__(self, b: GraphBuilder):
-        self.b, self.i = b, -1
+    def __init__(self, b: GraphBuilder, kind: str = "leaky"):
+        self.b, self.i, self.kind = b, -1, kind
 
     def _next(self) -> int:
         self.i += 1
@@ -24,11 +24,13 @@ class _Cfg:
 
     def conv(self, x: str, c: int, k: int, s: int = 1) -> str:
         i = self._next()
-        return conv_bn_act(self.b, x, c, k, s, "leaky", f"conv_{i}", f"bn_{i}", f"leaky_{i}")
+        return conv_bn_act(self.b, x, c, k, s, self.kind, f"conv_{i}", f"bn_{i}", f"{self.kind}_{i}")
 
-    def out(self, x: str) -> str:
+    def out(self, x: str, logistic: bool = False) -> str:
+        """The 1x1 output conv (bias, no BN) before a [yolo] layer; logistic=True: activation=logistic."""
         i = self._next()
-        return self.b.conv(x, YOLO_OUT, kernel=1, bias=True, name=f"conv_{i}")
+        y = self.b.conv(x, YOLO_OUT, kernel=1, bias=True, name=f"conv_{i}")
+        return self.b.sigmoid(y, name=f"logistic_{i}") if logistic else y
 
     def yolo(self) -> None:
         self._next()  # the [yolo] layer: decode on the plugin/host, nothing in the graph
