@@ -31,7 +31,7 @@ class Tiling:
 
 @dataclass(slots=True)
 class CostParts:
-    """The pieces of a step's cost that the causes split reads (dlasim/causes.py), all times in seconds; the
+    """The pieces of a step's cost that the causes split reads (dlasim/explainer/gap.py), all times in seconds; the
     defaults mean "not part of this step's cost"."""
     ideal_s: float | None = None        # the MACs at the peak of the precision the step runs (None: not computed)
     floor_s: float = 0.0                # what the kernel floor adds above max(compute, memory)
