@@ -78,8 +78,9 @@ def estimate(model, hw="xavier-agx", device: str = "dla", precision: str = "fp16
     output_formats: trtexec --outputIOFormats spelling; None: FP32 linear.
     label:          a name kept on the result (Estimate.label), e.g. a NAS candidate id.
 
-    Returns an Estimate: total_ms, steps (one StepRow per fused layer, reformat, transition, launch),
-    fallback (layers on the GPU, with reasons), dla_subgraphs, transitions, macs, warnings; to_dict() is
+    Returns an Estimate: total_ms, steps (one StepRow per fused layer, reformat, transition, launch; its
+    `parts` a CostParts record, in seconds), fallback (Fallback records of the layers on the GPU: reason and
+    kind), decisions (the passes' Decision records), dla_subgraphs, transitions, macs, warnings; to_dict() is
     the JSON of `dlasim estimate --format json`. Raises ModelError, SpecError or BuildError (all
     DlasimError; one line naming the parameter, file or layer).
     """

@@ -45,7 +45,9 @@ class Step(_Doc):
     overhead_ms: float
     subgraph: int = Field(description="DLA loadable index, -1 on the GPU")
     reason: str = Field(description="why this device or precision, when not the requested one")
-    parts: Optional[dict] = Field(default=None, description="cost details (API to_dict(parts=True) only)")
+    parts: Optional[dict] = Field(default=None, description="cost details: the fields of the step's CostParts "
+                                  "(dlasim/cost) that differ from their defaults, times in seconds "
+                                  "(API to_dict(parts=True) only)")
 
 
 class Fallback(_Doc):

@@ -8,7 +8,7 @@ from dlasim import GraphBuilder
 from dlasim.errors import BuildError, DlasimError
 from dlasim.passes import build_plan
 from dlasim.passes.dla_support import cbuf_banks_needed
-from dlasim.plan import Fallback, FallbackKind
+from dlasim.plan import Fallback, FallbackKind, KernelPair
 
 ROOT = Path(__file__).resolve().parents[1]
 XAVIER = dlasim.hardware("xavier-agx")
@@ -282,3 +282,20 @@ def test_yolov4_mish_falls_back_with_transitions():
     assert mish and mish[0].reason == "Mish is not supported on DLA v1"
     assert p.dla_subgraphs >= 2 and p.transitions >= 2
     assert max(s.subgraph for s in p.steps) < 16
+
+
+def test_gpu_kernel_pairs_link_both_halves_by_name():
+    # INT8 depthwise -> 1x1 conv (DepSep, CC >= 7.2) and INT8 conv -> pooling (ConvActPool): each half names
+    # the other and the kernel they form (passes/fuse.py pair_kernels); FP16 pairs nothing
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 28, 28))
+    y = b.conv(b.conv(x, 64, 3, groups=64, name="dw"), 128, 1, name="pw")
+    g = b.build([b.maxpool(b.conv(y, 128, 3, name="c"), 2, name="pool")])
+    steps = {s.name: s for s in plan(g, XAVIER, device="gpu", precision="int8", input_formats="int8:chw32",
+                                     output_formats="int8:chw32").steps if s.kind == "layer"}
+    assert steps["dw"].output_on_chip == KernelPair("DepSep", "pw") and steps["dw"].input_on_chip is None
+    assert steps["pw"].input_on_chip == KernelPair("DepSep", "dw") and steps["pw"].output_on_chip is None
+    assert steps["c"].output_on_chip == KernelPair("ConvActPool", "pool")
+    assert steps["pool"].input_on_chip == KernelPair("ConvActPool", "c")
+    fp16 = plan(g, XAVIER, device="gpu", precision="fp16").steps
+    assert all(s.output_on_chip is None and s.input_on_chip is None for s in fp16)

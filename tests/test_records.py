@@ -9,7 +9,8 @@ PKG = Path(__file__).resolve().parent.parent / "dlasim"
 
 # what a string-keyed side channel or a fact read from reason text looks like
 FORBIDDEN = {
-    "a string-keyed attrs/parts lookup": re.compile(r"\b(attrs|parts)\[|\.(attrs|parts)\.(get|setdefault|update|pop)\("),
+    "a string-keyed attrs/parts lookup": re.compile(
+        r"\b(attrs|parts)\[|\.(attrs|parts)\.(get|setdefault|update|pop)\("),
     "a Step.attrs side channel": re.compile(r"\.attrs\b"),
     "a fact read from reason text": re.compile(
         r"reason\W{0,3}\.(startswith|endswith|find|index|count|split|partition)\("
@@ -61,3 +62,21 @@ def test_the_patterns_catch_what_they_forbid(line):
 ])
 def test_the_patterns_allow_typed_reads(line):
     assert offences(line, "x.py") == []
+
+
+def test_cost_parts_json_is_the_fields_that_differ_from_their_defaults():
+    from dlasim.cost import CostParts, Tiling
+    assert CostParts().to_dict() == {}
+    p = CostParts(ideal_s=0.0, sparse="used", tiling=Tiling(tile_eff=1.0, wave_eff=0.5, k_eff=1.0, rate_eff=0.8))
+    assert p.to_dict() == {"ideal_s": 0.0, "sparse": "used",      # 0.0 is not None: an ideal that was computed
+                           "tiling": {"tile_eff": 1.0, "wave_eff": 0.5, "k_eff": 1.0, "rate_eff": 0.8}}
+    q = p.copy()
+    q.ideal_s = 1.0
+    assert q == CostParts(ideal_s=1.0, sparse="used", tiling=p.tiling) and p.ideal_s == 0.0
+
+
+def test_copy_record_says_whether_it_touches_the_dla():
+    from dlasim.plan import Copy
+    assert Copy(("fp32", "linear"), ("int8", "chw32"), 12, 32, "host", "dla").touches_dla
+    assert Copy(("int8", "chw32"), ("fp32", "linear"), 32, 12, "dla", "host").touches_dla
+    assert not Copy(("fp16", "hwc8"), ("fp16", "linear"), 8, 8, "gpu", "host").touches_dla
