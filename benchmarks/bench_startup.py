@@ -78,7 +78,7 @@ def main(argv=None) -> int:
                 samples[r].append(fn(r))
         for r in roots:
             med = [statistics.median(x) * 1000 for x in zip(*samples[r])]
-            print(f"  {label:<29} {' / '.join(f'{m:7.1f}' for m in med):>17} ms  ({what})  {r}")
+            print(f"  {label:<33} {' / '.join(f'{m:7.1f}' for m in med):>17} ms  ({what})  {r}")
     return 0
 
 

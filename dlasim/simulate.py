@@ -5,7 +5,7 @@ from collections import Counter
 
 from .cost import cost_step
 from .cost.geometry import conv_shape
-from .cost.gpu import padded_channels, step_kernel_floor
+from .cost.gpu import class_floor, kernel_class, padded_channels
 from .cost.peaks import device_peaks
 from .ops import MAC_OPS
 from .plan import Plan, Step
@@ -79,24 +79,24 @@ def _option_warnings(plan: Plan, rows: list[StepRow]) -> list[str]:
 
 def step_facts(step: Step, plan: Plan) -> tuple:
     """(copy, conv, kernel_floor_ms) of a report row (StepRow): the boundary copy a reformat/transition step
-    makes (not a Q/DQ left as a copy), the channels of a layer step's conv-like anchor, and on the GPU the
-    floor of its kernel class plus the launch (cost/gpu.py step_kernel_floor)."""
+    makes (not a Q/DQ left as a copy); the channels of a layer step's Conv/ConvTranspose/Gemm/MatMul anchor
+    (cost/geometry.py conv_shape of that layer alone), with the GPU's tensor-core alignment of the input channels
+    per group (cost/gpu.py padded_channels); on the GPU, the floor of its kernel class plus the launch (cost/gpu.py
+    kernel_class, class_floor)."""
     if step.kind != "layer":
         copy = step.copy
         return (CopyRow(step.inputs[0].name, copy.src, copy.dst) if copy is not None and step.qdq is None
                 else None), None, 0.0
-    gpu = plan.platform.gpu
-    floor = (step_kernel_floor(step, plan.graph, gpu) + gpu.launch_overhead_s) * 1e3 if step.device == "gpu" else 0.0
-    return None, conv_channels(step, plan), floor
-
-
-def conv_channels(step: Step, plan: Plan) -> ConvChannels | None:
-    """The channels of the step's Conv/ConvTranspose/Gemm/MatMul anchor (cost/geometry.py conv_shape of the layer
-    alone), with the GPU's tensor-core alignment of the input channels per group (cost/gpu.py padded_channels)."""
     a = step.anchor
-    if a is None or a.op not in MAC_OPS:
-        return None
-    cs = conv_shape(a, plan.graph, step.conv if a is step.members[0] else None)
-    cg = cs.c // cs.groups
-    align = padded_channels(cg, step.precision) / cg if step.device == "gpu" and cg else 1.0
-    return ConvChannels(cs.c, cs.k, cs.groups, align)
+    cs = conv_shape(a, plan.graph, step.conv if a is step.members[0] else None) if a is not None and \
+        a.op in MAC_OPS else None
+    gpu = step.device == "gpu"
+    conv = None
+    if cs is not None:
+        cg = cs.c // cs.groups
+        conv = ConvChannels(cs.c, cs.k, cs.groups, padded_channels(cg, step.precision) / cg if gpu and cg else 1.0)
+    if not gpu:
+        return None, conv, 0.0
+    g = plan.platform.gpu
+    cls = kernel_class(a.op if a is not None else step.op, cs, step.precision, g)     # K plays no part in it
+    return None, conv, (class_floor(g, cls) + g.launch_overhead_s) * 1e3

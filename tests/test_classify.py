@@ -161,6 +161,17 @@ def test_group_cause_ok_band_and_the_heaviest_steps_code():
     assert K.group_cause(rows, MatchGroup([0], [], "noop", "r", 0.0), 0.0) == ("ok", "zero-time row (NoOp)")
 
 
+@pytest.mark.parametrize("code, rows, steps, summed", [
+    ("unmatched", {"reformat"}, [], "reformat"),                   # a TensorRT copy dlasim does not predict
+    ("unmatched", set(), ["transition"], "reformat"),              # a predicted hand-over with no row
+    ("unmatched", {"layer"}, [], "unmatched"),
+    ("unmatched", set(), ["layer"], "unmatched"),
+    ("memory_bound", {"reformat"}, ["reformat"], "memory_bound"),  # matched groups keep their own code
+])
+def test_summary_code(code, rows, steps, summed):
+    assert K.summary_code(code, rows, steps) == summed
+
+
 # ---- the records the explain layer reads, on real estimates ---------------------------------------------
 
 

@@ -206,12 +206,6 @@ def memory_time(act_bytes: float, const_bytes: float, eff: float, plat: Platform
     return act_bytes / (gpu.l2_bandwidth_bytes_per_s * eff / gpu.memory_efficiency) + const_bytes / dram_bw, 1.0
 
 
-def step_kernel_floor(step: Step, g: Graph, gpu: Gpu) -> float:
-    """The kernel-class floor of a GPU layer step (what dlasim.explainer.classify compares a measured row against)."""
-    op = step.anchor.op if step.anchor is not None else step.op
-    return class_floor(gpu, kernel_class(op, step_conv_shape(step, g), step.precision, gpu))
-
-
 def sparse_eligible(step: Step, g: Graph, cs: ConvShape, gpu: Gpu, precision: str) -> tuple[bool, str]:
     """TensorRT's 2:4 rules (gpu_tensorrt.md s2.1; hardware_specs/rules/sparsity.toml [gpu]): returns
     (eligible, reason when not)."""

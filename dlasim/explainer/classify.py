@@ -64,6 +64,16 @@ def group_cause(est_steps: list[StepRow], group: MatchGroup, predicted_ms: float
     return code, f"measured {direction} than predicted; predicted time is {deviation_text(code)}"
 
 
+def summary_code(code: str, row_kinds: set[str], step_kinds: list[str]) -> str:
+    """The code a group's deviation is summed under: an unmatched group of copies (a measured reformat row,
+    or predicted reformat/transition steps) counts as "reformat" (TensorRT layout changes dlasim does not
+    predict, or copies it predicts that the engine did not make)."""
+    if code != "unmatched":
+        return code
+    copies = "reformat" in row_kinds or any(k in ("reformat", "transition") for k in step_kinds)
+    return "reformat" if copies else "unmatched"
+
+
 def step_cause(row: StepRow, measured_ms: float | None) -> str:
     """The dominant cause of a step's predicted time: its kind for copies and launches; overhead when the
     measured time is within NEAR_FLOOR of its GPU kernel class's floor plus launch (StepRow.kernel_floor_ms)

@@ -26,9 +26,10 @@ def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
       s1.5), rate_loss_s (MAC efficiency, depthwise/SDP rates); GPU tile, wave and K efficiencies, channel
       alignment and the kernel rate (rate_eff) as factors of compute / ideal (gpu_tensorrt.md s5.3), split in
       proportion to their logarithms;
-    - memory above compute: refetch_s (cbuf_refetch), float_io_s (the FP16/FP32 output and residual bytes of
-      an INT8 layer no Q follows, precision_unsupported, passes/qdq.py), the rest of the DRAM time
-      memory_bound; floor and overhead: overhead, and so is a GPU kernel's fixed ramp/tail (ramp_s inside
+    - memory above compute, in this order while it lasts: refetch_s (cbuf_refetch), float_io_s (the FP16/FP32
+      output and residual bytes of an INT8 layer no Q follows, precision_unsupported, passes/qdq.py), a GEMV's
+      stream_ramp_s (overhead); memory_bound is the DRAM time of the step's own bytes (memory minus those three)
+      above its compute; floor and overhead: overhead, and so is a GPU kernel's fixed ramp/tail (ramp_s inside
       compute, stream_ramp_s inside a GEMV's memory time; cost/gpu.py tensor_latency_s).
     "other" is what these parts leave unexplained (time minus their sum): not forced to zero, so a cost
     term the split does not know shows up there (tests check it stays small).
@@ -59,7 +60,7 @@ def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
     if wide:
         out["precision_unsupported"] = out.get("precision_unsupported", 0.0) + wide
     stream_ramp = min(p.stream_ramp_s * 1e3, excess - refetch - wide)   # a GEMV's ramp (cost/gpu.py)
-    out["memory_bound"] = excess - refetch - wide - stream_ramp
+    out["memory_bound"] = max(0.0, excess - p.refetch_s * 1e3 - p.float_io_s * 1e3 - p.stream_ramp_s * 1e3)
     out["overhead"] = out.get("overhead", 0.0) + row.overhead_ms + p.floor_s * 1e3 + stream_ramp
     out["other"] = t - sum(out.values())
     return out

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from ..build_options import BuildOptions
 from ..errors import DlasimError
 from ..trtexec import MeasuredLayer, MeasuredProfile, abbreviate_name, corrected_rows, parse_profile
-from .classify import group_cause
+from .classify import group_cause, summary_code
 from .join import MatchGroup, join
 from .texts import deviation_text
 
@@ -171,12 +171,7 @@ def _assemble(plan, est, profile, rows, groups, how) -> MeasuredExplain:
         out_rows.append(d)
         if code == "ok":
             continue
-        # unmatched measured reformats are TensorRT copies dlasim does not predict: cause "reformat"
-        agg = code
-        if code == "unmatched":
-            kinds = {rows[k].kind for k in g.rows}
-            agg = "reformat" if kinds & {"reformat"} else ("reformat" if any(
-                plan.steps[i].kind in ("reformat", "transition") for i in g.steps) else "unmatched")
+        agg = summary_code(code, {rows[k].kind for k in g.rows}, [est.steps[i].kind for i in g.steps])
         c = by_code.setdefault(agg, {"ms": 0.0, "n": 0, "pred": 0.0, "meas": 0.0})
         c["ms"] += (meas or 0.0) - (pred or 0.0)
         c["n"] += 1
