@@ -73,10 +73,10 @@ def googlenet_bound_ms(foreign_node_ms: float, dla_layers_min_ms: float) -> floa
     return foreign_node_ms - dla_layers_min_ms
 
 
-def forum_bound_ms(dla_qps: float, dla_task_ms: float) -> float:
+def forum_bound_ms(dla_qps: float, task_ms: float) -> float:
     """Most the fixed cost of a one-loadable engine can be: 1/qps less the DLA task (the rest also holds
     the GPU reformats around it)."""
-    return 1e3 / dla_qps - dla_task_ms
+    return 1e3 / dla_qps - task_ms
 
 
 def _steps_by_kind(est) -> dict[str, float]:
