@@ -31,6 +31,14 @@ MAC_OPS = CONVS | MATMULS
 WINDOW_POOLS = frozenset({"MaxPool", "AveragePool"})              # pools with a kernel window
 QDQ = frozenset({"QuantizeLinear", "DequantizeLinear"})   # explicit quantization: same shape, new dtype
 SAME_SHAPE = ACTIVATIONS | NORMS | QDQ | frozenset({"Identity", "Dropout", "Softmax", "LogSoftmax", "Cast"})
+FOLDABLE = frozenset({"Dropout", "Identity", "Constant"})           # inference no-ops TensorRT's parsers remove
+RESHAPES = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})  # views; removed when the shape is unchanged
+# global pools and reductions: one output per (image, channel); a GPU reduction kernel (cost/gpu.py kernel_class)
+REDUCTIONS = frozenset({"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum", "ReduceMin"})
+# data movement without arithmetic: on the DLA a RUBIK / bridge-DMA pass over the tensor (cost/dla.py)
+SHUFFLES = RESHAPES | frozenset({"Transpose", "Slice", "Split", "Resize", "Upsample"})
+LUT_OPS = frozenset({"Sigmoid", "Tanh"})     # the DLA SDP runs them through its LUT (reference/dla.md s1.3)
+JOINS = frozenset({"Add", "Sum", "Mul"})     # elementwise ops that take a second operand (a fusion region's join)
 
 
 def _pair(v, default: int) -> tuple[int, int]:

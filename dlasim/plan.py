@@ -13,7 +13,6 @@ from .hardware import Platform
 from .ir import Graph, Layer, Tensor
 from .ops import MAC_OPS
 
-LUT_OPS = frozenset({"Sigmoid", "Tanh"})     # the DLA SDP runs them through its LUT (reference/dla.md s1.3)
 
 
 class FallbackKind(str, Enum):

@@ -36,12 +36,11 @@ from collections import Counter
 from .. import rules
 from ..hardware import Dla, Platform
 from ..ir import Graph
-from ..plan import LUT_OPS, Step
+from ..ops import LUT_OPS, SHUFFLES
+from ..plan import Step
 from . import StepCost, elems, finish
 from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
 
-SHUFFLE_OPS = frozenset({"Reshape", "Flatten", "Transpose", "Slice", "Split", "Resize", "Upsample",
-                         "Squeeze", "Unsqueeze"})
 
 
 def _bpe(precision: str) -> int:
@@ -310,7 +309,7 @@ def _sdp_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
         rate, n = read_limited_rate(dla.pdp_elems_per_cycle, dla.pdp_read_bytes_per_cycle, bpe), elems(step.inputs)
     elif op == "LRN":
         rate = read_limited_rate(dla.cdp_elems_per_cycle, dla.pdp_read_bytes_per_cycle, bpe)
-    elif op in SHUFFLE_OPS:
+    elif op in SHUFFLES:
         rate = float("inf")          # a DMA copy: bytes only
     elif op == "Softmax" or reads > 1 or not LUT_OPS.isdisjoint([l.op for l in step.members]):
         rate = dla.sdp_eltwise_elems_per_cycle

@@ -52,7 +52,7 @@ import math
 from .. import rules
 from ..hardware import Gpu, Platform
 from ..ir import Graph
-from ..ops import MATMULS
+from ..ops import MATMULS, REDUCTIONS
 from ..plan import Step
 from . import StepCost, Tiling, elems, finish
 from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
@@ -122,9 +122,6 @@ def _best_tile(m: int, n: int, k: int, sms: int, rate: float,
     return best_t, best
 
 
-# global pools and reductions: one output per (image, channel), a reduction kernel (the H200 grid: a global
-# average pool costs 4.7-12 us where a ReLU of the same tensor costs 1.7-5 us); windowed pools stay eltwise
-REDUCE_OPS = frozenset({"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum", "ReduceMin"})
 TENSOR_CLASSES = ("conv", "conv1x1", "gemm")       # tensor-core implicit-GEMM kernels (tiles and waves)
 
 
@@ -136,7 +133,7 @@ def kernel_class(op: str, cs: ConvShape | None, precision: str, gpu: Gpu) -> str
     every tile empty; it runs as a GEMV-like weight stream (the H200 grid: F.linear 25088->4096 takes 51-52 us at
     every batch 1-32, 4.0 TB/s of weights, validation/h200/gpu_grid_results.json)."""
     if cs is None:
-        return "reduce" if op in REDUCE_OPS else "eltwise"
+        return "reduce" if op in REDUCTIONS else "eltwise"
     if cs.depthwise:
         return "depthwise"
     if op in MATMULS:

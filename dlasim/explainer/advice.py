@@ -28,7 +28,6 @@ from ..build_options import io_formats
 from ..errors import DlasimError
 from ..hardware import Platform
 from ..ir import Graph, Layer
-from ..passes.fold import FOLDABLE
 from ..plan import FallbackKind
 from ..report import Estimate
 from .advice_qdq import advise_qdq
@@ -46,8 +45,7 @@ def _resolve(g: Graph, t: str) -> str:
         l = g.producer(t)
         data = g.data_inputs(l) if l is not None else []
         same = len(data) == 1 and data[0].shape == g.tensors[t].shape
-        if l is None or len(data) != 1 or not (l.op in FOLDABLE or (same and l.op in ("Reshape", "Flatten",
-                                                                                       "Squeeze", "Unsqueeze"))):
+        if l is None or len(data) != 1 or not (l.op in ops.FOLDABLE or (same and l.op in ops.RESHAPES)):
             return t
         t = data[0].name
 

@@ -6,11 +6,9 @@ as a step: on both engines it is done by writing producers into one buffer, and 
 """
 from __future__ import annotations
 
-from ..ops import CONVS, conv_params
+from ..ops import CONVS, FOLDABLE, RESHAPES, conv_params
 from ..plan import Decision, Step
 
-FOLDABLE = frozenset({"Dropout", "Identity", "Constant"})
-RESHAPES = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})   # folded when the shape is unchanged
 NO_OPS = FOLDABLE | RESHAPES                                          # the ops the pass may remove
 
 

@@ -19,10 +19,9 @@ expose"), so they fall back to the GPU before fusion (passes/dla_support.py).
 """
 from __future__ import annotations
 
-from ..ops import MAC_OPS, WINDOW_POOLS
-from ..plan import LUT_OPS, Decision, KernelPair, Step
+from ..ops import JOINS, LUT_OPS, MAC_OPS, WINDOW_POOLS
+from ..plan import Decision, KernelPair, Step
 
-JOIN_OPS = frozenset({"Add", "Sum", "Mul"})   # the ops through which a region may take one operand from outside
 MAX_REGION = 4  # pointwise layers absorbed per fusion attempt
 
 
@@ -312,7 +311,7 @@ def _closed_region(tensor: str, by_input: dict, ok) -> list[Step] | None:
                      if not by_input.get(o.name) or any(u not in region for u in by_input[o.name])]
         if len(open_outs) == 1:
             outside = {i.name for s in region for i in s.inputs if i.name not in produced}
-            if len(outside) > 1 or (outside and not any(s.op in JOIN_OPS for s in region)):
+            if len(outside) > 1 or (outside and not any(s.op in JOINS for s in region)):
                 return None
             return _ordered(region)
         new = [u for o in open_outs for u in by_input.get(o, []) if u not in region and ok(u)]
@@ -349,7 +348,7 @@ def _joins_alone(step: Step, tensor: str) -> bool:
     for an Add, Sum or Mul)."""
     outside = {t.name for t in step.inputs}
     outside.discard(tensor)
-    return not outside or (len(outside) == 1 and step.op in JOIN_OPS)
+    return not outside or (len(outside) == 1 and step.op in JOINS)
 
 
 def _ordered(region: list[Step]) -> list[Step]:
