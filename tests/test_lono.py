@@ -174,3 +174,17 @@ def test_the_audit_catches_a_value_left_fitted(monkeypatch):
             test_every_value_read_off_a_family_is_reset_for_its_cases("resnet")
     finally:
         _refit.cache_clear()
+
+
+def test_without_googlenet_the_seed_000_dla_share_is_refitted_not_left_at_its_prior():
+    """As fit_specs.py, the DLA DRAM share is fitted on seed 000 together with the DLA parameters (alone it is
+    not constrained and would stay at the 0.204 prior); seed 000 is all that fit reads, so it lands on the
+    spec's value."""
+    values, notes = _refit("googlenet")
+    v = values["xavier-agx"]["dla.dram_efficiency"]
+    assert v != lono.prior_values("xavier-agx")["dla.dram_efficiency"]
+    assert v == pytest.approx(dlasim.hardware("xavier-agx").dla.dram_efficiency, abs=0.002)
+    assert not any("dram_efficiency" in n for n in notes)
+    # without seed 000 it has no data: at its prior, and the note says so
+    values, notes = _refit("single_conv")
+    assert values["xavier-agx"]["dla.dram_efficiency"] == 0.204 and "dla.dram_efficiency" in notes[1]

@@ -10,8 +10,9 @@ tests/test_lono.py checks that no family is predicted with a prior that read its
 
 The priors are the first estimates of each spec's first version (git: xavier-agx.toml at eb6407d,
 a100/h200/orin-agx at bd5db10) where those read no data of the family that sends the parameter back to them;
-where they did (the Xavier GPU floors were read off the GoogLeNet profile, every first H200 value off the
-H200 micro-benchmarks), the prior is a value from an independent source, said in its `source`. Parameters
+where they did (the Xavier GPU floors were read off the GoogLeNet profile, the Orin copies off the Orin
+GoogLeNet log, every first H200 value off the H200 micro-benchmarks), the prior is a value from an independent
+source, said in its `source`. Parameters
 added later have the value the model used before they existed (a mechanism switched off).
 
 Simplifications, said here so the report can be read: the Xavier GPU and DLA fits are redone once each
@@ -197,15 +198,19 @@ def refit_without(family: str, fs) -> tuple[dict[str, dict], list[str]]:
             notes.append("xavier-agx GPU + copies.reformat_*: no data left -> priors (kernel floors from the A100 fit, "
                          "reformat share from seed 000, first estimates otherwise)")
         bw = [fs.XAVIER_DLA_BANDWIDTH]
+        bw_fixed = []
         if seed_obs:
-            xav = C.fit(seed_obs, xav, bw)["platform"]
+            # as fit_specs.py: the DLA share fitted on seed 000 together with the DLA parameters, only it kept
+            d = C.fit(seed_obs, xav, fs.XAVIER_DLA_PARAMS + bw)["parameters"][bw[0]]
+            xav = C.apply(xav, {bw[0]: d["after"]})
+            bw_fixed = [] if d["constrained"] else bw
         # without seed 000 only FP16 GoogLeNet rows remain (5 usable): the INT8 MAC efficiency, the DRAM share
         # and the transition overhead keep their priors
         params = fs.XAVIER_DLA_PARAMS if seed_obs else GOOGLENET_ONLY_DLA
         res = C.fit(dla_obs, xav, params)
         xav = res["platform"]
         fixed = [p for p, d in res["parameters"].items() if not d["constrained"]]
-        fixed += [p for p in fs.XAVIER_DLA_PARAMS + bw if p not in params and not (seed_obs and p in bw)]
+        fixed += [p for p in fs.XAVIER_DLA_PARAMS + bw if p not in params and not (seed_obs and p in bw)] + bw_fixed
         notes.append(f"xavier-agx DLA refitted on {len(dla_obs)} observations without {family}"
                      + (f"; at prior (no data): {', '.join(fixed)}" if fixed else ""))
         out["xavier-agx"] = {p: C.get_param(xav, p) for p in pri}
