@@ -569,7 +569,9 @@ def main(argv=None) -> int:
     queue("xavier-agx", C.fitted_values(res_dla), sources_for(res_dla, dla_data))
     seed_data = f"{rel(SEEDS / 'xavier_dla_conv_trtexec.csv')} (4 medians, bs32), {rel(SEEDS / 'xavier_dla_conv_breakdown.csv')}"
     bw_src = sources_for(res_bw, seed_data, extra="; the 3x3 FP16 engine's weight re-reads set it; the NVDLA "
-                         "spreadsheet pairs 2048 MACs with 10-20 GB/s (ref/dla.md s1.5)")
+                         "spreadsheet pairs 2048 MACs with 10-20 GB/s (ref/dla.md s1.5); without seed 000 "
+                         "(validation/lono.py) the prior is the primer's 20 GB/s for 2048 MACs at 1 GHz, x 1.3952 GHz "
+                         "= 0.204 of 136.5 GB/s")
     if XAVIER_DLA_BANDWIDTH in bw_src:
         queue("xavier-agx", bw, {XAVIER_DLA_BANDWIDTH: bw_src[XAVIER_DLA_BANDWIDTH]})
     # Orin iGPUs: no per-layer GPU profile of their own; the Jetson iGPU memory-kernel floor from Xavier
