@@ -18,8 +18,9 @@ from .hardware import Platform, hardware
 from .ir import Graph, GraphBuilder
 from .report import Estimate, StepRow
 
-__all__ = ["load", "hardware", "estimate", "estimate_many", "build", "clear_caches", "compare", "explain", "Graph", "GraphBuilder",
-           "BuildOptions", "Platform", "Estimate", "StepRow", "DlasimError", "ModelError", "SpecError", "BuildError"]
+__all__ = ["__version__", "load", "hardware", "estimate", "estimate_many", "build", "clear_caches", "compare",
+           "explain", "Graph", "GraphBuilder", "BuildOptions", "Platform", "Estimate", "StepRow", "DlasimError",
+           "ModelError", "SpecError", "BuildError"]
 
 
 def clear_caches() -> None:

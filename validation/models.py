@@ -28,7 +28,8 @@ Assumptions (say so in the case notes when a case depends on them):
 """
 from __future__ import annotations
 
-from dlasim import zoo
+from dlasim.zoo.blocks import conv_bn_act
+from dlasim.zoo.classifiers import basic_block
 from dlasim.errors import ModelError
 from dlasim.ir import Graph, GraphBuilder
 
@@ -95,11 +96,11 @@ def toy_cnn(norm: str, n: int = 32, groups: int = 8) -> Graph:
 def resnet34_backbone(n: int = 1, h: int = 768, w: int = 1280) -> Graph:
     b = GraphBuilder("resnet34_backbone")
     x = b.input("input", (n, 3, h, w))
-    x = zoo.conv_bn_act(b, x, 64, 7, 2, "relu", "conv1", "bn1", "relu")
+    x = conv_bn_act(b, x, 64, 7, 2, "relu", "conv1", "bn1", "relu")
     x = b.maxpool(x, 3, 2, pad=1, name="maxpool")
     for i, (c, depth) in enumerate(zip((64, 128, 256, 512), (3, 4, 6, 3)), start=1):
         for j in range(depth):
-            x = zoo.basic_block(b, x, c, 2 if (j == 0 and i > 1) else 1, f"layer{i}.{j}")
+            x = basic_block(b, x, c, 2 if (j == 0 and i > 1) else 1, f"layer{i}.{j}")
     return b.build([x])
 
 

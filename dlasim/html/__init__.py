@@ -17,8 +17,6 @@ they do not depend on attribute details of the result classes. All text goes thr
 """
 from __future__ import annotations
 
-from .common import _e  # noqa: F401  (the page helpers other pages are built from: dlasim/sweep.py)
-from .pages import _figure, _page  # noqa: F401
 from .charts import bars_svg, breakdown_svg, speedup_svg, timeline_svg, waterfall_svg
 from .pages import compare_page, estimate_page, explain_page
 from .roofline import roofline_svg

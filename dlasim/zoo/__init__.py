@@ -17,8 +17,7 @@ from typing import Callable
 from ..errors import ModelError
 from ..ir import Graph, GraphBuilder
 from . import classifiers, darknet, darknet_csp, dense_nets, detectors, inception, quantized, retinanet, torchvision_nets
-from .blocks import ZooModel, act, conv_bn, conv_bn_act  # noqa: F401  (building blocks for validation models)
-from .classifiers import basic_block, bottleneck  # noqa: F401
+from .blocks import ZooModel
 
 # ---- seed 000: one convolution, 528 -> 256 channels at 14x14 ----------------------------------------
 

@@ -80,7 +80,7 @@ for kind, table, k in (("conv1x1", CONV1, 1), ("conv3x3", CONV3, 3)):
         for n in BATCHES:
             x = torch.randn(n, cin, hw, hw, device=dev, dtype=torch.float16).to(memory_format=CL)
             w = torch.randn(cout, cin, k, k, device=dev, dtype=torch.float16).to(memory_format=CL)
-            fn = lambda: F.conv2d(x, w, stride=stride, padding=k // 2)
+            fn = lambda x=x, w=w: F.conv2d(x, w, stride=stride, padding=k // 2)
             ms = graph_ms(fn)
             ho = (hw + 2 * (k // 2) - k) // stride + 1
             record({"kind": kind, "n": n, "cin": cin, "cout": cout, "h": hw, "w": hw, "k": k,
@@ -94,7 +94,7 @@ for c, hw, stride in DW:
     for n in BATCHES:
         x = torch.randn(n, c, hw, hw, device=dev, dtype=torch.float16).to(memory_format=CL)
         w = torch.randn(c, 1, 3, 3, device=dev, dtype=torch.float16).to(memory_format=CL)
-        ms = graph_ms(lambda: F.conv2d(x, w, stride=stride, padding=1, groups=c))
+        ms = graph_ms(lambda x=x, w=w: F.conv2d(x, w, stride=stride, padding=1, groups=c))
         ho = (hw + 2 - 3) // stride + 1
         record({"kind": "depthwise", "n": n, "cin": c, "cout": c, "h": hw, "w": hw, "k": 3, "stride": stride,
                 "ms": ms, "macs": n * c * ho * ho * 9, "in_bytes": x.numel() * 2,
@@ -108,7 +108,7 @@ for fin, fout in FC:
     w = torch.randn(fout, fin, device=dev, dtype=torch.float16)
     for n in BATCHES:
         x = torch.randn(n, fin, device=dev, dtype=torch.float16)
-        ms = graph_ms(lambda: F.linear(x, w))
+        ms = graph_ms(lambda x=x, w=w: F.linear(x, w))
         record({"kind": "fc", "n": n, "cin": fin, "cout": fout, "ms": ms, "macs": n * fin * fout,
                 "in_bytes": x.numel() * 2, "out_bytes": n * fout * 2, "weight_bytes": w.numel() * 2})
     xi = torch.randint(-8, 8, (32, fin), device=dev, dtype=torch.int8)
@@ -128,8 +128,8 @@ for c, hw in ELT:
         x = torch.randn(n, c, hw, hw, device=dev, dtype=torch.float16).to(memory_format=CL)
         y = torch.randn_like(x)
         nb = x.numel() * 2
-        for op, fn, moved in (("relu", lambda: F.relu(x), 2 * nb), ("add", lambda: x + y, 3 * nb),
-                              ("gap", lambda: F.adaptive_avg_pool2d(x, 1), nb)):
+        for op, fn, moved in (("relu", lambda x=x: F.relu(x), 2 * nb), ("add", lambda x=x, y=y: x + y, 3 * nb),
+                              ("gap", lambda x=x: F.adaptive_avg_pool2d(x, 1), nb)):
             ms = graph_ms(fn)
             record({"kind": "eltwise" if op != "gap" else "pool", "op": op, "n": n, "cin": c, "h": hw, "w": hw,
                     "ms": ms, "bytes": moved, "tensor_bytes": nb})
