@@ -249,13 +249,6 @@ class Graph:
     def layer_params(self, layer: Layer) -> int:
         return sum(t.numel for t in self.const_inputs(layer))
 
-    def layer_bytes(self, layer: Layer, bytes_per_elem: int = 4) -> int:
-        """Activations read and written plus weights, at one element size."""
-        n = sum(t.numel for t in self.data_inputs(layer))
-        n += sum(self.tensors[t].numel for t in layer.outputs)
-        n += self.layer_params(layer)
-        return n * bytes_per_elem
-
     @property
     def macs(self) -> int:
         if self._macs is None:

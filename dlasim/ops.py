@@ -22,7 +22,6 @@ ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pow",
                          "Mod", "And", "Or", "Xor", "GreaterOrEqual", "LessOrEqual"})
 NORMS = frozenset({"BatchNormalization", "Scale", "InstanceNormalization", "GroupNormalization",
                    "LayerNormalization", "LRN"})
-SHAPE_ONLY = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Transpose"})
 CONVS = frozenset({"Conv", "ConvTranspose"})
 MATMULS = frozenset({"Gemm", "MatMul"})
 # convolutions and matrix products: the only ops with MACs (`macs` counts no other), and the layer that anchors
@@ -279,6 +278,7 @@ def _tile(layer, shapes):
 
 
 def _same(layer, shapes):
+    # the data input's shape (PRelu's slope constant has a shape of its own)
     return [tuple(shapes[0])] * (len(layer.outputs) or 1)
 
 
@@ -297,8 +297,6 @@ SHAPE_FNS: dict[str, Callable] = {
     **{op: _elementwise for op in ELEMENTWISE},
     **{op: _same for op in SAME_SHAPE},
 }
-# PRelu has a slope constant of its own shape; its output follows the data input.
-KNOWN_OPS = frozenset(SHAPE_FNS)
 
 
 def infer(layer, shapes: Sequence[Shape]) -> list[Shape]:

@@ -97,7 +97,6 @@ class EngineRun:
 class SimResult:
     runs: tuple[EngineRun, ...]
     spans: tuple[Span, ...]
-    horizon_s: float
     dram_bytes_per_s: float   # bandwidth the system sustains (the cap)
     mean_dram_use: float      # time-weighted mean share of the cap drawn
     saturated_share: float    # share of the time the cap was reached
@@ -254,7 +253,7 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
             lat = sum(done[k][:3]) / n
         runs.append(EngineRun(n, period, lat, StepShare(*[v / n for v in done[k]]),
                               fsum[k] / fbusy[k] if fbusy[k] else 1.0))
-    return SimResult(tuple(runs), tuple(spans), t, capacity_bytes_per_s, use_int / t if t else 0.0,
+    return SimResult(tuple(runs), tuple(spans), capacity_bytes_per_s, use_int / t if t else 0.0,
                      sat_t / t if t else 0.0)
 
 

@@ -74,7 +74,6 @@ class ConcurrentResult:
     pipeline_latency_ms: float | None
     spans: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    horizon_ms: float = 0.0
     processes: str = "each"              # "each": an engine per process; "one": one process, a stream each
     dla_wait_share: float = 0.0          # GPU share a DLA engine's process held while its DLA task ran
 
@@ -212,7 +211,7 @@ def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughp
     for e, est in zip(engines, ests):
         warnings += [f"{e.name}: {w}" for w in est.warnings]
     return ConcurrentResult(plat.label, mode, results, agg, alone_sum, cap, peak, sim.mean_dram_use,
-                            sim.saturated_share, pipe_lat, list(sim.spans), warnings, sim.horizon_s * 1e3,
+                            sim.saturated_share, pipe_lat, list(sim.spans), warnings,
                             processes, max(holds) if holds else 0.0)
 
 

@@ -122,10 +122,6 @@ def cost_step(step: Step, plan: Plan) -> StepCost:
     return gpu.layer_cost(step, plan.graph, plan.platform, plan.options.sparsity)
 
 
-def cost_plan(plan: Plan) -> list[StepCost]:
-    return [cost_step(s, plan) for s in plan.steps]
-
-
 # The cost models import StepCost and finish from this module, so they are imported once it defines them.
 from . import copies, dla, gpu  # noqa: E402
 
