@@ -2,13 +2,15 @@
 re-exports them, and modules inside the package import them from here, never from the facade."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .build_options import BuildOptions
-from .builder import build_engine
 from .hardware import hardware
 from .ir import Graph
-from .passes import build_plan
-from .plan import Plan
 from .report import Estimate
+
+if TYPE_CHECKING:
+    from .plan import Plan
 
 
 def load(model, shapes: dict | None = None, batch: int | None = None) -> Graph:
@@ -32,6 +34,7 @@ def build(model, hw="xavier-agx", options: BuildOptions | None = None, **kw) -> 
     options:   a dlasim.BuildOptions record and/or its fields as keyword arguments, as in dlasim.estimate.
     Raises ModelError, SpecError or BuildError (all DlasimError; one line).
     """
+    from .passes import build_plan
     opts = BuildOptions.of(options, **kw)
     return build_plan(load(model, shapes=opts.shape_map, batch=opts.batch), hardware(hw), opts)
 
@@ -57,6 +60,7 @@ def estimate(model, hw="xavier-agx", options: BuildOptions | None = None, label:
     the JSON of `dlasim estimate --format json`. Raises ModelError, SpecError or BuildError (all
     DlasimError; one line naming the parameter, file or layer).
     """
+    from .builder import build_engine
     opts = BuildOptions.of(options, **kw)
     graph = load(model, shapes=opts.shape_map, batch=opts.batch)
     engine = build_engine(graph, hardware(hw), opts)       # the passes, then TensorRT's choice by timing
