@@ -26,8 +26,10 @@ __all__ = ["__version__", "load", "hardware", "estimate", "estimate_many", "buil
 def clear_caches() -> None:
     """Forget the results estimate() reuses: Plans by graph content and options, per-layer conv costs (a
     memory bound; results never depend on it)."""
-    from .passes import clear_caches as _clear
-    _clear()
+    from .cost import clear_caches as clear_costs
+    from .passes import clear_caches as clear_plans
+    clear_plans()
+    clear_costs()
 
 
 def estimate_many(models, hw="xavier-agx", workers: int = 1, backend: str = "process", progress=None,

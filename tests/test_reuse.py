@@ -4,11 +4,10 @@ from __future__ import annotations
 import pytest
 
 import dlasim
-from dlasim import BuildOptions
-from dlasim import zoo
+from dlasim import BuildOptions, clear_caches, zoo
 from dlasim.cost import dla as dla_cost
 from dlasim.ir import GraphBuilder
-from dlasim.passes import _LAST, build_plan, cached_plan, clear_caches
+from dlasim.passes import _LAST, build_plan, cached_plan
 
 
 def _net(k: int = 64, kernel: int = 3):

@@ -74,7 +74,5 @@ def cached_plan(graph: Graph, platform: Platform, options: BuildOptions = BuildO
 
 
 def clear_caches() -> None:
-    """Forget every reused result (plans here, per-layer results in the cost model)."""
-    from ..cost import clear_caches as clear_cost
+    """Forget the reused Plans (dlasim.clear_caches also forgets the cost model's per-layer results)."""
     _LAST[0] = None
-    clear_cost()
