@@ -143,7 +143,6 @@ class Dla(_Block):
     stripe_atomic_ops: int = Field(ge=1)        # output pixels per stripe (weights stationary)
     weight_reload_cycles: int = Field(ge=0)     # cycles to load the next stripe's weights
     image_mode_utilization: float = Field(gt=0, le=1)
-    sram_bytes: int = Field(ge=0)
     dram_efficiency: float = Field(gt=0, le=1)  # share of DRAM bandwidth the DLA's DMA reaches
     mac_efficiency: float = Field(default=1.0, gt=0, le=1)  # sustained share of MAC cycles (pipeline bubbles)
     mac_efficiency_fp16: Optional[float] = Field(default=None, gt=0, le=1)  # FP16 if it differs from INT8
@@ -154,6 +153,16 @@ class Dla(_Block):
     depthwise_macs_per_cycle: Optional[float] = Field(default=None, gt=0)  # depthwise processor; None: MAC array
     multi_batch_max: Optional[int] = Field(default=None, ge=1)   # images per direct-conv op; None: no limit
     support: DlaSupport
+
+    @model_validator(mode="after")
+    def _cbuf_size_is_its_banks(self):
+        # CBUF = banks x entries per bank x bytes per entry (reference/dla.md s1.1, s3.3)
+        size = self.cbuf_banks * self.cbuf_bank_entries * self.cbuf_entry_bytes
+        if size != self.cbuf_bytes:
+            raise PydanticCustomError("cbuf_size", "{cbuf} bytes is not cbuf_banks x cbuf_bank_entries x "
+                                      "cbuf_entry_bytes = {size}", {"field": "cbuf_bytes", "cbuf": self.cbuf_bytes,
+                                                                    "size": size})
+        return self
 
     def macs_per_cycle(self, precision: str) -> int:
         k = self.mac_atomic_k_int8 if precision == "int8" else self.mac_atomic_k_fp16
@@ -326,7 +335,7 @@ def _format_error(path: str, err: ValidationError) -> str:
     elif e["type"] == "extra_forbidden":
         msg = "unknown field (not allowed)"
     elif "input" in e and e["type"] not in ("value_error", "no_source", "bad_source", "bad_mode", "no_device",
-                                            "two_limits", "no_emc"):
+                                            "two_limits", "no_emc", "cbuf_size"):
         got = repr(e["input"])
         msg = f"{msg}, got {got if len(got) <= 60 else got[:57] + '...'}"
     more = f" (+{len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""

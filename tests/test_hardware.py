@@ -126,6 +126,8 @@ BAD = {
     "bad_default_mode": (_edit(XAVIER, 'name = "xavier-agx"\n', 'name = "xavier-agx"\ndefault_power_mode = "maxn"\n'),
                          "default_power_mode", "power_modes"),
     "no_device": (XAVIER[:XAVIER.index("[dla]")], "field dla", "[dla] or a [gpu] block"),
+    "cbuf_size": (_edit(XAVIER, "cbuf_bank_entries = 256\n", "cbuf_bank_entries = 128\n"), "dla.cbuf_bytes",
+                  "524288 bytes is not cbuf_banks x cbuf_bank_entries x cbuf_entry_bytes = 262144"),
     "out_of_range": (_edit(XAVIER, "image_mode_utilization = 0.5\n", "image_mode_utilization = 1.5\n"),
                      "dla.image_mode_utilization", "less than or equal"),
 }
