@@ -64,7 +64,6 @@ class Segment:
 class Span:
     """A step occurrence on the simulated timeline."""
     engine: int
-    step: int
     name: str
     kind: str
     unit: str
@@ -220,7 +219,7 @@ def simulate(engines: list[list[Segment]], capacity_bytes_per_s: float, mode: st
                 continue
             s = engines[k][pos[k]]
             if it[k] < keep_spans:
-                spans.append(Span(k, pos[k], s.name, s.kind, "host" if s.unit.startswith("host") else s.unit,
+                spans.append(Span(k, s.name, s.kind, "host" if s.unit.startswith("host") else s.unit,
                                   step_start[k], t, it[k]))
             pos[k] += 1
             left[k] = 1.0
