@@ -35,7 +35,7 @@ FACADE = _facade_names()
 
 
 def facade_and_cli_imports(source: str, rel: str) -> list[str]:
-    """'LINE: what' for each import in `source`, the text of module `rel` ("dlasim/advice.py"), of the facade
+    """'LINE: what' for each import in `source`, the text of module `rel` ("dlasim/validate.py"), of the facade
     (`import dlasim`, or a name that dlasim/__init__.py defines) or of dlasim.cli from outside dlasim/cli."""
     mod = _module_name(rel)
     package = mod if rel.endswith("__init__.py") else mod[:-1]
@@ -72,7 +72,7 @@ def test_no_module_imports_the_facade_or_the_cli():
 
 
 @pytest.mark.parametrize("source, where", [
-    ("import dlasim\n", "dlasim/advice.py"),
+    ("import dlasim\n", "dlasim/validate.py"),
     ("from .. import estimate\n", "dlasim/concurrent/model.py"),
     ("from dlasim import load\n", "dlasim/sweep.py"),
     ("from . import __version__\n", "dlasim/batch.py"),
@@ -85,7 +85,7 @@ def test_the_check_finds_facade_and_cli_imports(source, where):
 
 
 @pytest.mark.parametrize("source, where", [
-    ("from . import api, ops\n", "dlasim/advice.py"),
+    ("from . import api, ops\n", "dlasim/validate.py"),
     ("from ..api import estimate, load\n", "dlasim/concurrent/model.py"),
     ("from .hardware import hardware\n", "dlasim/sweep.py"),
     ("from . import commands\n", "dlasim/cli/__init__.py"),

@@ -55,13 +55,10 @@ def _as_dict(obj) -> dict:
     if isinstance(obj, dict):
         return obj
     td = getattr(obj, "to_dict", None)
-    if callable(td):
-        try:
-            d = td()
-            if isinstance(d, dict):
-                return d
-        except Exception:  # noqa: BLE001 - fall back to the attributes
-            pass
+    if callable(td):                # a to_dict that fails is a bug to see, not a reason to read the attributes
+        d = td()
+        if isinstance(d, dict):
+            return d
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     out = {}
