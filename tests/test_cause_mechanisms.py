@@ -7,27 +7,12 @@ import math
 import pytest
 
 import dlasim
-from dlasim.cost import CostParts, Tiling
+from dlasim.cost import Tiling
 from dlasim.explainer import gap as C
-from dlasim.explainer.expectation import Expectation
-from dlasim.ir import GraphBuilder
-from dlasim.report import StepRow
-
-
-def _ctx(device="gpu", precision="fp16", sparse=False, peak=1e12):
-    b = GraphBuilder("empty")
-    b.relu(b.input("input", (1, 8, 4, 4)))
-    return Expectation(b.build(), device, precision, sparse, peak)
-
-
-def _row(device="gpu", precision="fp16", time_ms=0.0, compute_ms=0.0, memory_ms=0.0, overhead_ms=0.0,
-         macs=10**9, kind="layer", **parts):
-    return StepRow("s", kind, "Conv", device, precision, time_ms, "compute", ["not-in-graph"], macs, 0,
-                   compute_ms, memory_ms, overhead_ms, -1, "", CostParts(**parts))
+from hand_rows import FULL, ctx as _ctx, row as _row
 
 
 GPU_PARTS = dict(ideal_s=1e-3, tiling=Tiling(tile_eff=0.8, wave_eff=0.5, k_eff=1.0, rate_eff=0.5))
-FULL_TILES = Tiling(tile_eff=1.0, wave_eff=1.0, k_eff=1.0, rate_eff=1.0)
 
 
 def test_gpu_compute_split_by_tile_wave_and_kernel_rate():
@@ -77,7 +62,7 @@ def test_dla_compute_split_by_padding_stall_and_rate():
 
 def test_precision_unsupported_is_the_peak_ratio():
     """INT8 expected at 2e12 MAC/s (ideal 0.5 ms); the step runs FP16 with a 1 ms dense ideal: 0.5 ms."""
-    p = C.step_parts(_row(time_ms=1.0, compute_ms=1.0, memory_ms=0.5, ideal_s=1e-3, tiling=FULL_TILES),
+    p = C.step_parts(_row(time_ms=1.0, compute_ms=1.0, memory_ms=0.5, ideal_s=1e-3, tiling=FULL),
                  _ctx(precision="int8", peak=2e12))
     assert p["ideal"] == pytest.approx(0.5) and p["precision_unsupported"] == pytest.approx(0.5)
     assert abs(p["other"]) < 1e-12
@@ -85,7 +70,7 @@ def test_precision_unsupported_is_the_peak_ratio():
 
 def test_sparse_ineligible_is_the_missing_double_rate():
     """2:4 asked: ideal at 2 x 1e12 = 0.5 ms; the dense step's 1 ms dense ideal leaves 0.5 ms sparse_ineligible."""
-    p = C.step_parts(_row(time_ms=1.0, compute_ms=1.0, ideal_s=1e-3, sparse="ineligible", tiling=FULL_TILES),
+    p = C.step_parts(_row(time_ms=1.0, compute_ms=1.0, ideal_s=1e-3, sparse="ineligible", tiling=FULL),
                      _ctx(sparse=True))
     assert p["ideal"] == pytest.approx(0.5) and p["sparse_ineligible"] == pytest.approx(0.5)
     assert abs(p["other"]) < 1e-12

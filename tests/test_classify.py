@@ -10,28 +10,12 @@ import math
 import pytest
 
 import dlasim
-from dlasim.cost import CostParts, Tiling
+from dlasim.cost import Tiling
 from dlasim.explainer import classify as K
 from dlasim.explainer import gap as G
-from dlasim.explainer.expectation import Expectation
 from dlasim.explainer.join import MatchGroup
-from dlasim.ir import GraphBuilder
-from dlasim.report import ConvChannels, StepRow
-
-FULL = Tiling(tile_eff=1.0, wave_eff=1.0, k_eff=1.0, rate_eff=1.0)
-
-
-def _ctx(device="gpu", precision="fp16", sparse=False, peak=1e12):
-    b = GraphBuilder("empty")
-    b.relu(b.input("input", (1, 8, 4, 4)))
-    return Expectation(b.build(), device, precision, sparse, peak)
-
-
-def _row(device="gpu", precision="fp16", time_ms=0.0, compute_ms=0.0, memory_ms=0.0, overhead_ms=0.0,
-         macs=10**9, kind="layer", bound="compute", conv=None, floor_ms=0.0, **parts):
-    return StepRow("s", kind, "Conv", device, precision, time_ms, bound, ["s"], macs, 0, compute_ms, memory_ms,
-                   overhead_ms, -1, "", CostParts(**parts), conv=conv, kernel_floor_ms=floor_ms)
-
+from dlasim.report import ConvChannels
+from hand_rows import FULL, ctx as _ctx, row as _row
 
 # ---- causes from their own mechanisms ------------------------------------------------------------
 
