@@ -22,8 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import Graph, GraphBuilder
-
-ACTIVATIONS = ("relu", "relu6", "hswish", "silu", "linear")
+from ..zoo.blocks import act as act_layer, conv_bn_act
 
 
 @dataclass(frozen=True)
@@ -164,23 +163,8 @@ def unit_of(layer_name: str) -> int:
     return int(layer_name[1:layer_name.index(".")])
 
 
-def _act(b: GraphBuilder, x: str, kind: str, name: str) -> str:
-    if kind == "relu":
-        return b.relu(x, name=name)
-    if kind == "relu6":
-        return b.relu6(x, name=name)
-    if kind == "hswish":
-        return b.op("HardSwish", [x], name=name)
-    if kind == "silu":
-        return b.silu(x, name=name)
-    if kind == "linear":
-        return x
-    raise ValueError(f"unknown activation {kind!r}; expected one of {', '.join(ACTIVATIONS)}")
-
-
 def _conv_bn_act(b, x, c, k, s, act, name, groups=1):
-    y = b.bn(b.conv(x, c, kernel=k, stride=s, groups=groups, bias=False, name=name), name=f"{name}.bn")
-    return _act(b, y, act, f"{name}.act")
+    return conv_bn_act(b, x, c, k, s, act, name, f"{name}.bn", f"{name}.act", groups)
 
 
 def _mbconv(b, x, c, k, s, e, act, p):
@@ -201,7 +185,7 @@ def _bottleneck(b, x, c, k, s, e, act, p):
     y = b.bn(b.conv(y, c, kernel=1, bias=False, name=f"{p}.conv3"), name=f"{p}.conv3.bn")
     if s != 1 or b.shape(x)[1] != c:
         x = b.bn(b.conv(x, c, kernel=1, stride=s, bias=False, name=f"{p}.down"), name=f"{p}.down.bn")
-    return _act(b, b.add(y, x, name=f"{p}.add"), act, f"{p}.act")
+    return act_layer(b, b.add(y, x, name=f"{p}.add"), act, f"{p}.act")
 
 
 def mobilenet_v3_space(resolution: int = 224) -> SearchSpace:

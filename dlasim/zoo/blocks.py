@@ -17,7 +17,8 @@ class ZooModel:
 
 
 def act(b: GraphBuilder, x: str, kind: str, name: str) -> str:
-    """One activation by short name: relu, relu6 (Clip), leaky (0.1), mish, silu (Sigmoid+Mul), linear."""
+    """One activation by short name: relu, relu6 (Clip), leaky (0.1), mish, silu (Sigmoid+Mul), hswish
+    (HardSwish), linear."""
     if kind == "relu":
         return b.relu(x, name=name)
     if kind == "relu6":
@@ -28,6 +29,8 @@ def act(b: GraphBuilder, x: str, kind: str, name: str) -> str:
         return b.mish(x, name=name)
     if kind == "silu":
         return b.silu(x, name=name)
+    if kind == "hswish":
+        return b.op("HardSwish", [x], name=name)
     if kind == "linear":
         return x
     raise ValueError(f"unknown activation {kind!r}")
