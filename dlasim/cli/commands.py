@@ -252,7 +252,7 @@ def cmd_zoo(a) -> Output:
 
 
 def cmd_concurrent(a) -> Output:
-    from ..concurrent.cli import cmd
+    from .concurrent import cmd
     out = cmd(a)
     if isinstance(out, dict):            # --format json: a versioned document like the other commands'
         warnings = out.pop("warnings", [])

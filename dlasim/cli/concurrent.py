@@ -63,8 +63,8 @@ def _defaults(a) -> dict:
 def cmd(a) -> str | dict:
     """The rendered table or page, or (--format json) the document's dict, which the CLI wraps with the
     schema version (docs/schema/concurrent.schema.json, concurrent-advice.schema.json)."""
-    from . import advise, concurrent
-    from .engines import make_engine, load_engines, parse_engine
+    from ..concurrent import advise, concurrent
+    from ..concurrent.engines import make_engine, load_engines, parse_engine
     if a.format == "html" and not a.output:
         raise DlasimError("--format html needs -o FILE")
     if a.iterations < 1:
@@ -85,7 +85,7 @@ def cmd(a) -> str | dict:
         if a.format == "json":
             return result.to_dict()
         if a.format == "html":
-            from .page import advice_page
+            from ..concurrent.page import advice_page
             return advice_page(result)
         return result.render()
     engines = []
@@ -102,7 +102,7 @@ def cmd(a) -> str | dict:
     if cuts or a.stages:
         if len(a.models) != 1 or not cuts or not a.stages:
             raise DlasimError("concurrent: --cut and --stages go together, with one MODEL")
-        from .split import split_graph
+        from ..concurrent.split import split_graph
         units = [u.strip() for u in a.stages.split(",") if u.strip()]
         parts = split_graph(load(a.models[0], batch=a.batch), cuts)
         if len(units) != len(parts):
@@ -129,6 +129,6 @@ def _out(result, a) -> str | dict:
     if a.format == "json":
         return result.to_dict()
     if a.format == "html":
-        from .page import concurrent_page
+        from ..concurrent.page import concurrent_page
         return concurrent_page(result)
     return result.render()
