@@ -55,17 +55,8 @@ def _is_model_proto(model) -> bool:
 
 
 def _load_zoo(name: str) -> Graph:
-    try:
-        from .. import zoo
-    except ImportError as e:
-        raise ModelError(f"zoo:{name}: the model zoo is not available ({e})") from None
-    try:
-        return zoo.build(name)
-    except ModelError:
-        raise
-    except KeyError:
-        known = ", ".join(zoo.names()) if hasattr(zoo, "names") else ""
-        raise ModelError(f"zoo:{name}: unknown zoo model" + (f" (known: {known})" if known else "")) from None
+    from .. import zoo                # imported on first use: the networks take a while to register
+    return zoo.build(name)            # an unknown name is zoo's ModelError, naming the known ones
 
 
 def _load_file(path: str, shapes: dict[str, tuple], batch: int | None) -> Graph:
