@@ -17,11 +17,12 @@ Clocks are not locked. Usage on the device: python validation/h200/gpu_grid.py  
 """
 import json
 import os
-import statistics
 import time
 
 import torch
 import torch.nn.functional as F
+
+import cuda_timing  # this folder's CUDA-graph timing (the script's folder is on sys.path)
 
 OUT = os.environ.get("OUT", "./out")
 os.makedirs(OUT, exist_ok=True)
@@ -30,28 +31,8 @@ torch.backends.cudnn.benchmark = True
 CL = torch.channels_last
 
 
-def graph_ms(fn, reps=10, replays=9):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(reps):
-            fn()
-    times = []
-    for _ in range(replays):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / reps)
-    return statistics.median(times)
+def graph_ms(fn):
+    return cuda_timing.graph_ms(fn, reps=10, replays=9)
 
 
 props = torch.cuda.get_device_properties(0)

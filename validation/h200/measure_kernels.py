@@ -12,10 +12,11 @@ Usage on the device: python validation/h200/measure_kernels.py  (writes $OUT/h20
 """
 import json
 import os
-import statistics
 
 import torch
 import torch.nn.functional as F
+
+import cuda_timing  # this folder's CUDA-graph timing (the script's folder is on sys.path)
 
 OUT = os.environ.get("OUT", "./out")
 os.makedirs(OUT, exist_ok=True)
@@ -24,28 +25,8 @@ torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
 
 
-def graph_ms(fn, reps=20, replays=15):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(reps):
-            fn()
-    times = []
-    for _ in range(replays):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / reps)
-    return statistics.median(times)
+def graph_ms(fn):
+    return cuda_timing.graph_ms(fn, reps=20, replays=15)
 
 
 res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
