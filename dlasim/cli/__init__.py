@@ -17,9 +17,9 @@ import sys
 import tempfile
 
 from ..errors import DlasimError
-from ..sweep import HELP as SWEEP_HELP, add_options as add_sweep_options
 from . import commands as C
 from .concurrent import HELP as CONCURRENT_HELP, add_options as add_concurrent_options
+from .sweep import HELP as SWEEP_HELP, add_options as add_sweep_options
 from .options import DEFAULTS_VS_TRTEXEC, _positive, add_model_options
 
 

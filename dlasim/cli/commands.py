@@ -261,7 +261,7 @@ def cmd_concurrent(a) -> Output:
 
 
 def cmd_sweep(a) -> Output:
-    from ..sweep import cmd_sweep as sweep
+    from .sweep import cmd as sweep
     r, opts, warnings = _prepare(a)
     _check_model(r.model)
     a.model = r.model
