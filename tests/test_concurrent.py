@@ -355,3 +355,16 @@ def test_engines_file_sets_processes(tmp_path, capsys):
     f.write_text(f.read_text().replace('"one"', '"several"'))
     assert main(["concurrent", "--engines", str(f)]) == 2
     assert "processes must be each or one" in capsys.readouterr().err
+
+
+def test_engines_file_that_is_no_regular_file_or_nests_too_deeply_is_one_line(tmp_path, capsys):
+    import os
+    fifo = tmp_path / "set.toml"
+    os.mkfifo(fifo)                      # opened plainly, a FIFO blocks until a writer appears
+    assert main(["concurrent", "--engines", str(fifo)]) == 2
+    assert capsys.readouterr().err.strip().endswith("cannot read engines file (a FIFO, expected a regular file)")
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert main(["concurrent", "--engines", str(deep)]) == 2
+    err = capsys.readouterr().err
+    assert "not valid TOML (arrays or tables nest too deeply)" in err and len(err.strip().splitlines()) == 1
