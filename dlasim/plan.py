@@ -127,8 +127,8 @@ class Plan:
     dla_subgraphs: int = 0
     transitions: int = 0
     alias: dict[str, str] = field(default_factory=dict)   # folded tensor -> the tensor it stands for
-    # what the report gives the explain layer besides the costs (simulate.py report_facts: per step facts, the
-    # device peaks): made once per plan (a cached plan is estimated again and again), never copied
+    # what the report gives the explain layer besides the costs (simulate.py estimate_plan: step_facts of each
+    # step, the device peaks): made once per plan (a cached plan is estimated again and again), never copied
     # (dataclasses.replace, e.g. with another platform, resets it)
     report_facts: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
