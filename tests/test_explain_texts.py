@@ -81,3 +81,11 @@ def test_copy_examples_count_the_steps_of_the_kind():
     assert S._examples(rows, _ctx(), "reformat") == "; 3 step(s)"
     assert S._examples(rows, _ctx(), "transition") == "; 2 step(s)"
     assert S._examples(rows[:1], _ctx(), "transition") == ""
+
+
+def test_fallback_examples_give_the_three_most_common_reasons():
+    rows = [_row(f"l{i}", time_ms=1.0 + i, reason=f"reason {i % 4}") for i in range(8)]
+    ctx = Expectation(_graph(16), "dla", "fp16", False, 1e12)
+    text = S._examples(rows, ctx, "fallback")
+    assert text.startswith("; 8 step(s), e.g. l7, l6, l5 and 5 more (")
+    assert text.count("(2)") == 3 and "reason 3 (2); reason 2 (2); reason 1 (2)" in text

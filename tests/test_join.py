@@ -44,3 +44,11 @@ def test_a_dla_subgraph_row_holds_its_layer_steps_and_the_launch(net):
     launch_only = [(g.kind, [plan.steps[i].name for i in g.steps])
                    for g in join(plan, profile_from_rows([("{c1,r1,c2,r2}", 0.2)]).rows, split_dla=True)]
     assert launch_only[0] == ("dla_launch", ["DLA loadable 0 launch"])
+
+
+def test_a_copynode_row_joins_the_copy_into_its_layer(net):
+    plan = dlasim.build(net, "xavier-agx", device="gpu")
+    got = _groups(plan, [("Reformatting CopyNode for Input Tensor 0 to c1 + r1", 0.01), ("c1 + r1", 0.05)])
+    assert got[:2] == [("reformat", "Reformatting CopyNode for Input Tensor 0 to c1 + r1", [0],
+                        ["x reformat (fp32:linear -> fp16:hwc8)"], 0.01),
+                       ("layer", "c1 + r1", [1], ["c1 + r1"], 0.05)]
