@@ -1,6 +1,7 @@
 """Mutation check of the cost code: does any test notice a wrong formula?
 
     python benchmarks/mutation.py [--max 80] [--seed 1] [--timeout 30] [--files dlasim/cost/gpu.py ...]
+                                  [--tests tests/test_cost.py ...]
 
 Each mutant changes one AST node of one file under dlasim/cost/ (default: every *.py there):
   + <-> -, * <-> /, // -> /, ** -> *, < <-> <=, > <-> >=, == <-> !=, and <-> or,
@@ -165,8 +166,8 @@ def _copy_repo(dest: Path) -> None:
             shutil.copy2(src, dest / rel)
 
 
-def _run_tests(work: Path, timeout: float) -> str:
-    tests = [t for t in TESTS if (work / t).exists()]
+def _run_tests(work: Path, timeout: float, tests=TESTS) -> str:
+    tests = [t for t in tests if (work / t).exists()]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     try:
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
@@ -182,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per mutant's test run")
     p.add_argument("--files", nargs="*", default=None, help="files to mutate (default dlasim/cost/*.py)")
+    p.add_argument("--tests", nargs="*", default=None, help="test files to run (default: the cost tests, TESTS)")
     p.add_argument("--list", action="store_true", help="list the drawn mutants and stop")
     a = p.parse_args(argv)
     files = a.files or sorted(str(f.relative_to(ROOT)) for f in (ROOT / "dlasim" / "cost").glob("*.py"))
@@ -200,14 +202,14 @@ def main(argv: list[str] | None = None) -> int:
             for m in drawn:
                 print(f"  {m.file}:{m.line}  {m.text}")
             return 0
-        if _run_tests(work, a.timeout * 3) != "survived":
+        if _run_tests(work, a.timeout * 3, a.tests or TESTS) != "survived":
             print("the unmutated tests fail or hang: nothing to measure", file=sys.stderr)
             return 1
         for n, m in enumerate(drawn, 1):
             original = (work / m.file).read_text()
             (work / m.file).write_text(mutate(original, m))
             try:
-                outcome = _run_tests(work, a.timeout)
+                outcome = _run_tests(work, a.timeout, a.tests or TESTS)
             finally:
                 (work / m.file).write_text(original)
             results[m.file][outcome] += 1
