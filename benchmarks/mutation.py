@@ -39,9 +39,9 @@ PACKAGES = {
     "cost": ("tests/test_cost.py", "tests/test_gpu_classes.py", "tests/test_sm_stream.py", "tests/test_cost_by_hand.py",
              "tests/test_dla_activations.py", "tests/test_dla_sparsity.py", "tests/test_cause_mechanisms.py",
              "tests/test_seeds.py", "tests/test_cost_mutants.py"),
-    "passes": ("tests/test_passes.py", "tests/test_qdq.py", "tests/test_gpu_fusion_mech.py",
-               "tests/test_dla_sparsity.py", "tests/test_dla_activations.py", "tests/test_cost.py",
-               "tests/test_pass_mutants.py"),
+    "passes": ("tests/test_passes.py", "tests/test_pass_mutants.py", "tests/test_qdq.py",
+               "tests/test_gpu_fusion_mech.py", "tests/test_dla_sparsity.py", "tests/test_dla_activations.py",
+               "tests/test_cost.py", "tests/test_cost_mutants.py", "tests/test_reuse.py"),
 }
 
 _BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,

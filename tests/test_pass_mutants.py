@@ -1,0 +1,193 @@
+"""Build-pass decisions no other test pinned down (found alive by `benchmarks/mutation.py --package passes`):
+each limit is taken at its boundary, each CBUF bank count worked out by hand from dla.md s3.3, each fusion
+and partition rule checked on both sides."""
+import pytest
+
+import dlasim
+from dlasim import GraphBuilder
+from dlasim.errors import BuildError
+from dlasim.passes import build_plan
+from dlasim.passes.dla_support import cbuf_banks_needed
+
+XAVIER = dlasim.hardware("xavier-agx")
+H200 = dlasim.hardware("h200")
+
+
+def plan(g, hw=XAVIER, **kw):
+    kw.setdefault("device", "dla")
+    kw.setdefault("precision", "fp16")
+    return build_plan(g, hw, **kw)
+
+
+def fallback_reasons(g, hw=XAVIER, **kw) -> dict[str, str]:
+    return {f["name"]: f["reason"] for f in plan(g, hw, **kw).fallback}
+
+
+def one_layer(shape, make):
+    b = GraphBuilder("t")
+    y = make(b, b.input("x", shape))
+    return b.build([y])
+
+
+# ---- DLA support: limits at their boundary, reasons naming the offending value ------------------------------
+
+def test_conv_kernel_at_the_limit_runs_on_the_dla():
+    # Xavier conv_kernel_max = 32 (dla.md s3.1): a 32x32 kernel is accepted, 33x33 is not. CBUF for the 32x32
+    # kernel, C = 8 FP16, W = 64: ceil(16384/32768) = 1 weight bank; ceil(ceil(16/32)*64/4) = 16 entries per
+    # slice x 32 rows / 256 = 2 data banks: fits
+    assert cbuf_banks_needed(8, 32, 32, 64, 1, 2, XAVIER.dla) == (1, 2)
+    assert fallback_reasons(one_layer((1, 8, 64, 64), lambda b, x: b.conv(x, 8, 32, pad=0, name="c"))) == {}
+    assert fallback_reasons(one_layer((1, 8, 64, 64), lambda b, x: b.conv(x, 8, 33, pad=0, name="c"))) == \
+        {"c": "kernel 33 > 32"}
+
+
+def test_padding_reason_names_the_largest_pad():
+    g = one_layer((1, 8, 64, 64), lambda b, x: b.conv(x, 8, 3, pad=(1, 1, 32, 1), name="c"))
+    assert fallback_reasons(g) == {"c": "padding 32 > 31"}
+
+
+def test_tensor_dimension_reason_names_the_large_dimension():
+    g = one_layer((1, 16, 9000, 4), lambda b, x: b.relu(x, name="r"))
+    assert fallback_reasons(g) == {"r": "tensor dimension 9000 > 8192"}
+
+
+def test_cbuf_data_banks_grow_with_the_dilated_kernel_height():
+    # C = 512 FP16, 3x3, W = 160: 1280 entries per slice (test_passes.py); dilation 2 spans 5 rows:
+    # ceil(1280 * 5 / 256) = 25 data banks (dilation 1: 15)
+    assert cbuf_banks_needed(512, 3, 3, 160, 2, 2, XAVIER.dla) == (1, 25)
+
+
+def test_cbuf_check_reads_the_kernel_height_not_its_width():
+    # C = 512 FP16, W = 160: 1280 entries per slice; weights 512*7*2 = 7168 B -> 1 bank either way.
+    # A 1x7 kernel spans 1 row: 5 data banks, fits; a 7x1 kernel spans 7 rows: ceil(1280*7/256) = 35 banks
+    shape = (1, 512, 16, 160)
+    wide = one_layer(shape, lambda b, x: b.conv(x, 16, (1, 7), pad=(0, 3), bias=False, name="c"))
+    tall = one_layer(shape, lambda b, x: b.conv(x, 16, (7, 1), pad=(3, 0), bias=False, name="c"))
+    assert fallback_reasons(wide) == {}
+    assert fallback_reasons(tall) == {"c": "CBUF check failed: 1 weight banks + 35 data banks > 16 "
+                                           "(reduce the input width or weights)"}
+
+
+def test_cbuf_check_counts_two_bytes_per_fp16_element():
+    # C = 512, 3x3, W = 160 in FP16 needs 1 + 15 = 16 banks: exactly the CBUF, so it runs on the DLA
+    # (at 4 bytes per element it would need 1 + 30)
+    assert cbuf_banks_needed(512, 3, 3, 160, 1, 2, XAVIER.dla) == (1, 15)
+    g = one_layer((1, 512, 16, 160), lambda b, x: b.conv(x, 16, 3, bias=False, name="c"))
+    assert fallback_reasons(g) == {}
+
+
+def test_resize_needs_an_integer_scale_within_the_limit():
+    b = GraphBuilder("t")
+    y = b.op("Resize", [b.input("x", (1, 8, 16, 16))], {"scales": [1.0, 1.0, 1.5, 2.0], "mode": "nearest"},
+             name="up")
+    assert fallback_reasons(b.build([y])) == {"up": "non-integer resize scale 1.5x2"}
+    # nearest up to 32x on Xavier, linear up to 4x (resize_*_scale_max)
+    near = one_layer((1, 8, 4, 4), lambda b, x: b.resize(x, 32, "nearest", name="up"))
+    assert fallback_reasons(near) == {}
+    lin = one_layer((1, 8, 4, 4), lambda b, x: b.resize(x, 8, "linear", name="up"))
+    assert fallback_reasons(lin) == {"up": "resize scale 8 > 4"}
+
+
+def test_clip_runs_on_the_dla_only_as_a_relu_clipped_at_most_at_127():
+    def clip(hi):
+        return one_layer((1, 8, 8, 8), lambda b, x: b.op("Clip", [x], {"min": 0.0, "max": hi}, name="clip"))
+    assert fallback_reasons(clip(127.0)) == {}
+    assert fallback_reasons(clip(128.0)) == {
+        "clip": "Clip is supported on DLA only as a clipped ReLU with max in [1,127]"}
+
+
+def test_a_dla_only_platform_cannot_fall_back():
+    # nvdla-small has no GPU: an unsupported layer fails the build even with fallback on (the default)
+    g = one_layer((1, 8, 8, 8), lambda b, x: b.softmax(b.conv(x, 8, 1, name="c"), name="soft"))
+    with pytest.raises(BuildError, match="'soft'"):
+        build_plan(g, dlasim.hardware("nvdla-small"), device="dla", precision="int8")
+
+
+# ---- fusion -------------------------------------------------------------------------------------------------
+
+def test_matrix_transpose_folds_into_the_matmul_and_says_into_which():
+    # a 2-D operand transposed (perm [1, 0]) is read transposed by the GEMM: no Transpose step
+    b = GraphBuilder("t")
+    bt = b.op("Transpose", [b.input("b", (64, 128))], {"perm": [1, 0]}, name="t")
+    y = b.matmul(b.input("a", (64, 128)), bt, name="mm")
+    p = plan(b.build([y]), H200, device="gpu")
+    assert [s.layers for s in p.steps if s.kind == "layer"] == [["mm", "t"]]
+    assert any(d.layer == "t" and d.action == "fused into mm" for d in p.decisions)
+
+
+def test_horizontal_fusion_decision_names_the_first_conv():
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 64, 16, 16))
+    y = b.concat([b.conv(x, 32, 1, name="a"), b.conv(x, 32, 1, name="b"), b.conv(x, 32, 1, name="c")], name="cat")
+    p = plan(b.build([y]), H200, device="gpu")
+    fused = {d.layer: d.action for d in p.decisions if d.pass_name == "fuse"}
+    assert fused["b"] == fused["c"] == "fused into a"
+
+
+def test_depsep_pairs_a_depthwise_conv_only_with_a_1x1_reader():
+    # TensorRT's DepSepConvolution (gpu_tensorrt.md s5.2): INT8 depthwise + pointwise 1x1, CC >= 7.2
+    def pairs(kernel):
+        b = GraphBuilder("t")
+        y = b.conv(b.input("x", (1, 64, 56, 56)), 64, 3, groups=64, bias=False, name="dw")
+        y = b.conv(y, 128, kernel, bias=False, name="pw")
+        p = plan(b.build([y]), dlasim.hardware("a100"), device="gpu", precision="int8")
+        return [(d.layer, d.action) for d in p.decisions if d.action.startswith("one kernel with")]
+    assert pairs(1) == [("pw", "one kernel with dw")]
+    assert pairs(3) == []
+
+
+def _gpu_conv_region(extra_inputs: int):
+    """conv -> t = Add(conv, s1[, s2 via Add]) -> Mul(t, conv): a closed pointwise region with 1 or 2 operands
+    from outside it."""
+    b = GraphBuilder("t")
+    c = b.conv(b.input("x", (1, 32, 16, 16)), 32, 3, name="c")
+    t = b.add(c, b.input("s1", (1, 32, 16, 16)), name="add1")
+    if extra_inputs == 2:
+        t = b.add(t, b.input("s2", (1, 32, 16, 16)), name="add2")
+    y = b.mul(t, c, name="mul")
+    return plan(b.build([y]), H200, device="gpu")
+
+
+def test_a_closed_pointwise_region_fuses_with_one_operand_from_outside_not_two():
+    one = [s.layers for s in _gpu_conv_region(1).steps if s.kind == "layer"]
+    assert one == [["c", "add1", "mul"]]
+    two = [s.layers for s in _gpu_conv_region(2).steps if s.kind == "layer"]
+    assert ["c"] in two and len(two) > 1
+
+
+# ---- partition ----------------------------------------------------------------------------------------------
+
+def test_a_dla_layer_fed_by_a_region_directly_and_through_the_gpu_starts_a_new_region():
+    # conv (DLA, region 0) -> mish (GPU) ; add(conv, mish) on the DLA: joining region 0 would make
+    # region 0 -> GPU -> region 0 a cycle, so the add opens region 1
+    b = GraphBuilder("t")
+    c = b.conv(b.input("x", (1, 16, 16, 16)), 16, 3, name="c")
+    y = b.add(c, b.mish(c, name="m"), name="sum")
+    p = plan(b.build([y]))
+    sub = {s.name: s.subgraph for s in p.steps if s.kind == "layer"}
+    assert p.dla_subgraphs == 2 and sub["c"] == 0 and sub["sum"] == 1 and sub["m"] == -1
+
+
+# ---- placement and formats ------------------------------------------------------------------------------------
+
+def test_fp32_four_channel_image_conv_writes_linear_five_channels_do_not():
+    # on a TF32 GPU an FP32 conv of <= 4 input channels is a CUDA-core kernel in the linear format
+    # (passes/place.py), so the TF32 conv after it needs a copy to channel-major; a 5-channel conv is a TF32
+    # kernel itself, writing channel-major: no copy
+    def reformats(c):
+        g = one_layer((1, c, 64, 64), lambda b, x: b.conv(b.conv(x, 16, 3, name="c"), 16, 3, name="d"))
+        p = plan(g, dlasim.hardware("a100"), device="gpu", precision="fp32")
+        return [s.name for s in p.steps if s.kind == "reformat"]
+    assert reformats(4) == ["c reformat (fp32:linear -> fp32:hwc)"]
+    assert reformats(5) == []
+
+
+def test_the_last_output_format_given_applies_to_the_remaining_outputs():
+    # trtexec: --outputIOFormats lists one format per output; the last one repeats for the rest
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 16, 8, 8))
+    g = b.build([b.conv(x, 16, 1, name="a"), b.conv(x, 16, 1, name="b")])
+    p = plan(g, H200, device="gpu", input_formats="fp16:hwc8", output_formats="fp16:hwc8")
+    assert [s.name for s in p.steps if s.kind == "reformat"] == []
+    p = plan(g, H200, device="gpu", input_formats="fp16:hwc8", output_formats="fp16:hwc8,fp32:linear")
+    assert [s.name for s in p.steps if s.kind == "reformat"] == ["b reformat (fp16:hwc8 -> fp32:linear)"]
