@@ -210,3 +210,31 @@ def test_sparse_weights_are_read_compressed_on_the_orin_dla():
     dense = _rows(g, "orin-agx", precision="int8")["c"]
     sparse = _rows(g, "orin-agx", precision="int8", sparsity="force")["c"]
     assert dense.bytes - sparse.bytes == 147456 - (73728 + 18432)
+
+
+def test_gpu_sparsity_needs_input_channels_in_fours():
+    b = GraphBuilder("t")
+    y = b.conv(b.input("x", (8, 6, 64, 64)), 256, 3, bias=False, name="c6")
+    assert "input channels 6 not divisible by 4" in _force_warning(y, b, **IO16)
+
+
+# ---- wider outputs of an INT8 layer (explicit quantization) ---------------------------------------------------
+
+def test_int8_layer_writing_fp32_carries_its_extra_output_and_residual_bytes_as_precision_unsupported():
+    # Q/DQ 1x1 conv 32 -> 32 on 8 x 112 x 112 + an unquantized skip, the network output (passes/qdq.py rule 3:
+    # INT8 in, FP32 out): output and skip 3211264 elements each, 4 - 1 bytes wider than INT8, over the A100's
+    # conv1x1 share of DRAM. The step is memory-bound, so all of it is the precision_unsupported cause
+    from dlasim.cost.gpu import sm_stream_scale
+    from dlasim.zoo.quantized import qconv
+    plat = hardware("a100")
+    b = GraphBuilder("t")
+    c = qconv(b, b.input("x", (8, 32, 112, 112)), 32, 1, 1, "c")
+    y = b.add(c, b.input("skip", (8, 32, 112, 112)), name="add")
+    r = dlasim.explain(b.build([y]), plat, device="gpu", precision="int8")
+    conv = next(s for s in r.estimate.steps if "add" in s.layers)
+    assert conv.precision == "int8" and conv.memory_ms > conv.compute_ms
+    wide_ms = 2 * 3211264 * (4 - 1) / (plat.memory.dram_bandwidth_bytes_per_s
+                                      * class_efficiency(plat.gpu, "conv1x1") * sm_stream_scale(plat)) * 1e3
+    assert wide_ms < conv.memory_ms - conv.compute_ms
+    by = {c["code"]: c["ms"] for c in r.causes}
+    assert by["precision_unsupported"] == pytest.approx(wide_ms)

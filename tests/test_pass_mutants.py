@@ -115,6 +115,18 @@ def test_matrix_transpose_folds_into_the_matmul_and_says_into_which():
     assert any(d.layer == "t" and d.action == "fused into mm" for d in p.decisions)
 
 
+def test_attention_key_transpose_folds_but_a_head_permute_does_not():
+    # K^T of (1, 4, 16, 32): perm [0, 1, 3, 2] swaps only the last two axes -> the MatMul's operand mode;
+    # perm [1, 0, 3, 2] also moves the batch/head axes: a real copy that stays a step
+    def steps(perm):
+        b = GraphBuilder("t")
+        kt = b.op("Transpose", [b.input("k", (1, 4, 16, 32))], {"perm": perm}, name="t")
+        y = b.matmul(b.input("q", (4, 1, 16, 32) if perm[0] == 1 else (1, 4, 16, 32)), kt, name="mm")
+        return [s.layers for s in plan(b.build([y]), H200, device="gpu").steps if s.kind == "layer"]
+    assert steps([0, 1, 3, 2]) == [["mm", "t"]]
+    assert steps([1, 0, 3, 2]) == [["t"], ["mm"]]
+
+
 def test_horizontal_fusion_decision_names_the_first_conv():
     b = GraphBuilder("t")
     x = b.input("x", (1, 64, 16, 16))
@@ -134,6 +146,13 @@ def test_depsep_pairs_a_depthwise_conv_only_with_a_1x1_reader():
         return [(d.layer, d.action) for d in p.decisions if d.action.startswith("one kernel with")]
     assert pairs(1) == [("pw", "one kernel with dw")]
     assert pairs(3) == []
+    # an ONNX Conv without a `group` attribute has one group (ONNX default): still the pointwise half
+    b = GraphBuilder("t")
+    y = b.conv(b.input("x", (1, 64, 56, 56)), 64, 3, groups=64, bias=False, name="dw")
+    y = b.op("Conv", [y, b.const("pw.weight", (128, 64, 1, 1))], {"kernel_shape": [1, 1]}, name="pw")
+    p = plan(b.build([y]), dlasim.hardware("a100"), device="gpu", precision="int8")
+    assert [(d.layer, d.action) for d in p.decisions if d.action.startswith("one kernel")] == \
+        [("pw", "one kernel with dw")]
 
 
 def _gpu_conv_region(extra_inputs: int):
