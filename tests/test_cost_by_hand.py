@@ -238,3 +238,68 @@ def test_int8_layer_writing_fp32_carries_its_extra_output_and_residual_bytes_as_
     assert wide_ms < conv.memory_ms - conv.compute_ms
     by = {c["code"]: c["ms"] for c in r.causes}
     assert by["precision_unsupported"] == pytest.approx(wide_ms)
+
+
+# ---- more DLA conv facts (survivors of the seed-5 sample) ------------------------------------------------------
+
+def test_sparse_atomic_op_of_320_channels_takes_three_double_atoms():
+    # Orin INT8: a sparse atomic op covers 2 x 64 = 128 input channels: ceil(320/128) = 3 (dense: 5);
+    # K = 128 -> one kernel atom; 16 x 16 = 256 output pixels per block (full stripes); 1x1 kernel
+    from dlasim.cost.dla import conv_cycles
+    dla = hardware("orin-agx").dla
+    cs = ConvShape(1, 320, 16, 16, 128, 16, 16, 1, 1)
+    assert conv_cycles(cs, dla, "int8", False, sparse=True)[0] == 3 * 1 * 256
+    assert conv_cycles(cs, dla, "int8", False)[0] == 5 * 1 * 256
+
+
+def test_small_weights_stay_in_the_cbuf_for_the_whole_batch():
+    # Xavier FP16, N = 2, C = 64, 224 x 224, K = 64, 3x3: one image (224*224*128 B = 6.4 MB) does not fit the
+    # 512 KiB CBUF, but the 73728 B of weights fit beside the 3 input rows it needs (3*224*128 = 86016 B):
+    # the weights are read once for both images, the input once
+    dla = hardware("xavier-agx").dla
+    x_img, wt = 224 * 224 * 128, 64 * 64 * 9 * 2
+    assert x_img > dla.cbuf_bytes and wt <= dla.cbuf_bytes - 3 * 224 * 128
+    assert conv_traffic(ConvShape(2, 64, 224, 224, 64, 224, 224, 3, 3), dla, 2, 500, 0) == \
+        (2 * x_img + wt + 500, 0, 0)
+
+
+def test_only_the_networks_first_conv_runs_in_image_mode():
+    # 3 -> 4 channels (the first layer, image mode), then 4 -> 16 channels: a direct convolution although it has
+    # <= 4 input channels. Xavier FP16, 32 x 32, 3x3: ceil(4/64) x ceil(16/16) = 1 block x 1024 pixels x 9 =
+    # 9216 MAC cycles (the SDP's 16 x 1024 / 16 = 1024 cycles are fewer)
+    b = GraphBuilder("t")
+    y = b.conv(b.conv(b.input("x", (1, 3, 32, 32)), 4, 3, bias=False, name="c1"), 16, 3, bias=False, name="c2")
+    c2 = _rows(b.build([y]), XAVIER)["c2"]
+    assert c2.compute_ms == pytest.approx(9216 / (XAVIER.dla.clock_hz * XAVIER.dla.mac_eff("fp16")) * 1e3)
+
+
+def test_orin_depthwise_processor_has_no_channel_padding():
+    # a depthwise conv on Orin's depthwise processor runs at its own rate, no MAC atoms to pad (cost/dla.py)
+    b = GraphBuilder("t")
+    y = b.conv(b.input("x", (1, 64, 56, 56)), 64, 3, groups=64, bias=False, name="dw")
+    r = dlasim.explain(b.build([y]), "orin-agx", device="dla", precision="int8")
+    dw = next(s for s in r.estimate.steps if s.name == "dw")
+    assert dw.device == "dla"
+    pad = sum(c["ms"] for c in r.causes if c["code"] == "channel_padding")
+    assert pad == pytest.approx(0.0, abs=1e-9)
+    assert all(abs(c["ms"]) <= r.total_ms for c in r.causes)
+
+
+def test_layers_without_macs_report_none():
+    # a launch, a standalone pooling layer and a GPU reshape move no MACs
+    b = GraphBuilder("t")
+    y = b.maxpool(b.input("x", (1, 64, 56, 56)), 2, name="pool")
+    e = dlasim.estimate(b.build([y]), XAVIER, device="dla", precision="fp16")
+    assert [(s.kind, s.macs) for s in e.steps if s.kind in ("overhead", "layer")] == [("overhead", 0), ("layer", 0)]
+    b = GraphBuilder("t")
+    y = b.reshape(b.relu(b.input("x", (1, 64, 8, 8)), name="r"), [1, 64, 64], name="flat")
+    flat = _rows(b.build([y]), H200, device="gpu", input_formats="fp16:chw", output_formats="fp16:chw")["flat"]
+    assert flat.macs == 0 and flat.bytes == 0 and flat.time_ms == 0
+
+
+def test_gpu_gemv_moves_input_output_and_weights():
+    # FC 4096 -> 1000 at batch 1, FP16: 1 row, fewer than a CTA tile's: a GEMV streaming its weights
+    b = GraphBuilder("t")
+    y = b.fc(b.input("x", (1, 4096)), 1000, bias=False, name="fc")
+    fc = _rows(b.build([y]), H200, device="gpu", input_formats="fp16:chw", output_formats="fp16:chw")["fc"]
+    assert fc.bytes == (4096 + 1000 + 4096 * 1000) * 2
