@@ -1,9 +1,10 @@
 """Mutation check of the cost model or the build passes: does any test notice a wrong formula or decision?
 
-    python benchmarks/mutation.py [--package cost|passes] [--max 80] [--seed 1] [--timeout 30]
+    python benchmarks/mutation.py [--package cost|passes|explain] [--max 80] [--seed 1] [--timeout 30]
                                   [--files dlasim/cost/gpu.py ...]
 
-Each mutant changes one AST node of one file under dlasim/PACKAGE/ (default: every *.py there, package cost):
+Each mutant changes one AST node of one file under dlasim/PACKAGE/ (default: every *.py there, package cost;
+`explain` is the explain layer's modules, EXPLAIN_FILES):
   + <-> -, * <-> /, // -> /, ** -> *, < <-> <=, > <-> >=, == <-> !=, and <-> or,
   min <-> max, a number c -> c*2 (0 -> 1) and c -> c+1, True <-> False,
   a sum a + b -> a or -> b (a term dropped).
@@ -41,7 +42,11 @@ PACKAGES = {
     "passes": ("tests/test_passes.py", "tests/test_pass_mutants.py", "tests/test_qdq.py",
                "tests/test_gpu_fusion_mech.py", "tests/test_dla_sparsity.py", "tests/test_dla_activations.py",
                "tests/test_cost.py", "tests/test_cost_mutants.py", "tests/test_reuse.py"),
+    "explain": ("tests/test_explain.py", "tests/test_cause_mechanisms.py", "tests/test_qdq.py",
+                "tests/test_dla_sparsity.py", "tests/test_cli_trtexec.py"),
 }
+# the explain layer is not a package: its modules (default --files of --package explain)
+EXPLAIN_FILES = ("dlasim/causes.py", "dlasim/measured.py", "dlasim/advice.py", "dlasim/advice_qdq.py")
 
 _BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
                ast.FloorDiv: ast.Div, ast.Pow: ast.Mult}
@@ -230,7 +235,8 @@ def _run_tests(work: Path, timeout: float, tests: tuple[str, ...]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--package", choices=sorted(PACKAGES), default="cost",
-                   help="the package under dlasim/ to mutate, and whose tests to run (default cost)")
+                   help="the package under dlasim/ to mutate (explain: causes, measured, advice), and whose tests "
+                        "to run (default cost)")
     p.add_argument("--max", type=int, default=80, help="mutants to draw (default 80)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per mutant's test run")
@@ -240,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.named:
         return _run_named(a.timeout, a.list)
-    files = a.files or sorted(str(f.relative_to(ROOT)) for f in (ROOT / "dlasim" / a.package).glob("*.py"))
+    files = a.files or (list(EXPLAIN_FILES) if a.package == "explain" else
+                        sorted(str(f.relative_to(ROOT)) for f in (ROOT / "dlasim" / a.package).glob("*.py")))
     tests = PACKAGES[a.package]
     results: dict[str, dict[str, int]] = {f: {"killed": 0, "survived": 0, "timeout": 0} for f in files}
     survivors = []

@@ -210,3 +210,78 @@ def test_the_last_output_format_given_applies_to_the_remaining_outputs():
     assert [s.name for s in p.steps if s.kind == "reformat"] == []
     p = plan(g, H200, device="gpu", input_formats="fp16:hwc8", output_formats="fp16:hwc8,fp32:linear")
     assert [s.name for s in p.steps if s.kind == "reformat"] == ["b reformat (fp16:hwc8 -> fp32:linear)"]
+
+
+# ---- more (survivors of the seed-5 sample) ------------------------------------------------------------------
+
+def test_cbuf_weight_banks_round_the_kernel_up_to_128_bytes():
+    # dla.md s3.3: ceil(ceil(16385 * 2 / 128) * 128 / 32768) = ceil(32896 / 32768) = 2 weight banks (a kernel of
+    # 32770 B, just over one bank); 2048 channels 3x3 FP16: 36864 B -> 2 banks
+    assert cbuf_banks_needed(16385, 1, 1, 8, 1, 2, XAVIER.dla)[0] == 2
+    assert cbuf_banks_needed(2048, 3, 3, 8, 1, 2, XAVIER.dla)[0] == 2
+    assert cbuf_banks_needed(16384, 1, 1, 8, 1, 2, XAVIER.dla)[0] == 1          # exactly one bank
+
+
+def test_tensor_dimension_at_the_limit_runs_on_the_dla():
+    assert fallback_reasons(one_layer((1, 16, 8192, 2), lambda b, x: b.relu(x, name="r"))) == {}
+
+
+def _with_support(**limits):
+    dla = XAVIER.dla
+    return XAVIER.model_copy(update={"dla": dla.model_copy(update={"support": dla.support.model_copy(update=limits)})})
+
+
+def test_conv_groups_and_matmul_width_limits_from_the_spec():
+    # on the shipped specs the tensor-dimension limit (8192) comes first; smaller limits make these visible
+    plat = _with_support(conv_groups_max=4, conv_out_channels_max=64)
+    g = one_layer((1, 16, 8, 8), lambda b, x: b.conv(x, 16, 3, groups=8, name="c"))
+    assert fallback_reasons(g, plat) == {"c": "groups 8 > 4"}
+    g = one_layer((1, 16, 8, 8), lambda b, x: b.conv(x, 16, 3, groups=4, name="c"))
+    assert fallback_reasons(g, plat) == {}
+    b = GraphBuilder("t")
+    y = b.matmul(b.input("x", (1, 32)), b.const("w", (32, 128)), name="mm")
+    assert fallback_reasons(b.build([y]), plat) == {"mm": "output channels 128 > 64"}
+
+
+def test_undilated_deconvolution_runs_on_the_dla():
+    g = one_layer((1, 16, 8, 8), lambda b, x: b.deconv(x, 16, kernel=2, stride=2, name="up"))
+    assert fallback_reasons(g) == {}
+
+
+def test_a_1_channel_conv_is_not_a_depthwise_half():
+    b = GraphBuilder("t")
+    y = b.conv(b.input("x", (1, 1, 56, 56)), 1, 3, bias=False, name="c1")
+    y = b.conv(y, 32, 1, bias=False, name="pw")
+    p = plan(b.build([y]), dlasim.hardware("a100"), device="gpu", precision="int8")
+    assert [d for d in p.decisions if d.action.startswith("one kernel")] == []
+
+
+def test_a_tensor_read_by_a_layer_that_cannot_fuse_keeps_its_pointwise_reader_apart():
+    # the conv output is read by a ReLU and a MaxPool: it must reach memory, so the ReLU does not fuse into it
+    b = GraphBuilder("t")
+    c = b.conv(b.input("x", (1, 16, 16, 16)), 16, 3, name="c")
+    g = b.build([b.relu(c, name="r"), b.maxpool(c, 2, name="pool")])
+    layers = [s.layers for s in plan(g, H200, device="gpu").steps if s.kind == "layer"]
+    assert ["c"] in layers and ["r"] in layers
+
+
+def test_reformat_decisions_say_why():
+    # INT8 GPU build: Softmax has no INT8 kernel (FP16), so its input is copied INT8 -> FP16; the network
+    # output is copied from the FP16 softmax to the default FP32 linear
+    b = GraphBuilder("t")
+    y = b.softmax(b.conv(b.input("x", (1, 64, 16, 16)), 64, 3, name="c"), name="soft")
+    p = plan(b.build([y]), H200, device="gpu", precision="int8", input_formats="int8:chw32")
+    why = {d.layer: d.reason for d in p.decisions if d.pass_name == "reformat"}
+    assert why["c"] == "precision change int8 -> fp16"
+    assert why["soft"].startswith("network output GPU fp16:") and why["soft"].endswith("-> fp32:linear")
+    b = GraphBuilder("t")
+    y = b.op("LRN", [b.conv(b.input("x", (1, 64, 16, 16)), 64, 3, name="c")], {"size": 5}, name="norm")
+    p = plan(b.build([y]), H200, device="gpu", input_formats="fp16:hwc8")
+    assert {d.layer: d.reason for d in p.decisions if d.pass_name == "reformat"}["c"] == \
+        "LRN reads linear, Conv wrote hwc8"
+
+
+def test_copy_bytes_pad_the_channels_of_a_2d_tensor_to_the_format():
+    from dlasim.passes.reformat import copy_bytes
+    assert copy_bytes((4, 1001), ("fp16", "hwc8"), ("fp32", "linear")) == (4 * 1008 * 2, 4 * 1001 * 4)
+    assert copy_bytes((10,), ("fp16", "hwc8"), ("int8", "chw32")) == (20, 10)      # 1-D: no channel axis
