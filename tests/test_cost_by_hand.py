@@ -303,3 +303,4 @@ def test_gpu_gemv_moves_input_output_and_weights():
     y = b.fc(b.input("x", (1, 4096)), 1000, bias=False, name="fc")
     fc = _rows(b.build([y]), H200, device="gpu", input_formats="fp16:chw", output_formats="fp16:chw")["fc"]
     assert fc.bytes == (4096 + 1000 + 4096 * 1000) * 2
+

@@ -285,3 +285,11 @@ def test_copy_bytes_pad_the_channels_of_a_2d_tensor_to_the_format():
     from dlasim.passes.reformat import copy_bytes
     assert copy_bytes((4, 1001), ("fp16", "hwc8"), ("fp32", "linear")) == (4 * 1008 * 2, 4 * 1001 * 4)
     assert copy_bytes((10,), ("fp16", "hwc8"), ("int8", "chw32")) == (20, 10)      # 1-D: no channel axis
+
+
+def test_the_last_input_format_given_applies_to_the_remaining_inputs():
+    b = GraphBuilder("t")
+    y = b.add(b.conv(b.input("x", (1, 16, 8, 8)), 16, 1, name="a"), b.conv(b.input("z", (1, 16, 8, 8)), 16, 1,
+                                                                           name="b"), name="sum")
+    p = plan(b.build([y]), H200, device="gpu", input_formats="fp16:hwc8", output_formats="fp16:hwc8")
+    assert [s.name for s in p.steps if s.kind == "reformat"] == []
