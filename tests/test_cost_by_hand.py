@@ -304,3 +304,15 @@ def test_gpu_gemv_moves_input_output_and_weights():
     fc = _rows(b.build([y]), H200, device="gpu", input_formats="fp16:chw", output_formats="fp16:chw")["fc"]
     assert fc.bytes == (4096 + 1000 + 4096 * 1000) * 2
 
+
+
+def test_dla_conv_with_a_fused_residual_reads_the_residual():
+    # Xavier INT8 3x3 conv 64 -> 64 on 16 x 16 + a skip tensor (SDP element-wise operand from memory,
+    # dla.md s1.3): input, skip and output 256 pixels x 64 B (64 channels = two 32-byte atoms), weights
+    # 64 x 64 x 9 B; everything fits the CBUF, so each is read or written once
+    b = GraphBuilder("t")
+    conv = b.conv(b.input("x", (1, 64, 16, 16)), 64, 3, bias=False, name="c")
+    y = b.add(conv, b.input("skip", (1, 64, 16, 16)), name="sum")
+    step = next(s for s in _rows(b.build([y]), "xavier-agx", precision="int8").values() if "c" in s.layers)
+    assert step.layers == ["c", "sum"] and step.device == "dla"
+    assert step.bytes == 3 * 256 * 64 + 64 * 64 * 9
