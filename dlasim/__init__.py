@@ -42,9 +42,11 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **options):
 
     model, hw: as in dlasim.estimate.
     vary:      {KEY: [v1, v2, ...]}, exactly one KEY of precision, sparsity, device, batch, hw (hw values are
-               platform names or NAME:MODE), at least two values; the first is the baseline.
+               platform names or NAME:MODE), model (models as dlasim.estimate takes them), at least two
+               values; the first is the baseline.
     options:   any other keyword of dlasim.estimate (device, precision, batch, gpu_fallback, sparsity,
-               dla_core, shapes, input_formats, output_formats), held fixed.
+               dla_core, shapes, input_formats, output_formats), held fixed; a BuildOptions record goes in
+               as **record.as_kwargs().
     Returns a CompareResult: the estimates, the speedup first -> second, the gap to the ideal speedup split
     into causes, and advice. Raises DlasimError (one line).
     """
@@ -57,7 +59,8 @@ def explain(model, hw="xavier-agx", **options):
 
     model, hw: as in dlasim.estimate.
     options:   any other keyword of dlasim.estimate (device, precision, batch, gpu_fallback, sparsity,
-               dla_core, shapes, input_formats, output_formats).
+               dla_core, shapes, input_formats, output_formats); a BuildOptions record goes in as
+               **record.as_kwargs().
     Returns an ExplainResult: the estimate, the ideal time and its basis, the causes (summing to predicted
     minus ideal) and re-estimated advice. Raises DlasimError (one line).
     """
