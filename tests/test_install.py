@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -149,6 +150,17 @@ def test_wheel_carries_specs_and_cases(installed):
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert not [n for n in names if n.startswith("dlasim/_data/validation/fit_specs")]  # scripts stay in the repo
     assert not [n for n in names if n.startswith(("buildtools", "dlasim/_data/buildtools", "dlasim/_data/tests"))]
+
+
+def test_sdist_holds_real_files_and_the_backend(installed):
+    """The wheel above was built from this sdist (python -m build), so it is complete; it holds no links."""
+    sdist = next(installed[1].parent.glob("dlasim-*.tar.gz"))
+    with tarfile.open(sdist) as tar:
+        members = tar.getmembers()
+    assert not [m.name for m in members if m.issym() or m.islnk()]
+    names = {m.name.split("/", 1)[1] for m in members if "/" in m.name}
+    assert {"buildtools/dlasim_backend.py", "hardware_specs/xavier-agx.toml", "validation/cases.csv",
+            "pyproject.toml"} <= names
 
 
 def test_installed_package_is_the_wheel(installed):
