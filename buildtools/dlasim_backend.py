@@ -4,7 +4,7 @@ setuptools builds a wheel (`pip install .`, `pip wheel .`, `python -m build`) an
 `build/` and `dlasim.egg-info/` of the source folder and never prunes them: a file deleted from
 `hardware_specs/` or `validation/` since the last build would still ride along in the next wheel from
 `build/lib`. Here those two folders go to a fresh temporary folder per build (the `[build] build_base` and
-`[egg_info] egg_base` options, given through the config file that DIST_EXTRA_CONFIG names; setuptools >= 64
+`[egg_info] egg_base` options, given through the config file that DIST_EXTRA_CONFIG names; setuptools >= 65.5
 reads it). The sdist is setuptools' unchanged: it needs its egg-info beside the sources it lists.
 """
 from __future__ import annotations
