@@ -213,9 +213,7 @@ def _copy_repo(dest: Path) -> None:
     for rel in filter(None, files):
         src = ROOT / rel
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():            # dlasim/_data links to the spec and validation folders
-            os.symlink(os.readlink(src), dest / rel)
-        elif src.is_file():
+        if src.is_file():
             shutil.copy2(src, dest / rel)
 
 

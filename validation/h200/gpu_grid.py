@@ -12,16 +12,18 @@ Classes (every row records its shape, batch, bytes moved at least once and MACs,
 
 Shapes are those of ResNet/MobileNet/VGG-style layers. cudnn.benchmark is on, so cuDNN times its algorithms and
 keeps the fastest, as TensorRT does with its tactics (reference/gpu_tensorrt.md s3).
-Timing: CUDA-graph replay (median of replays of captured calls / calls), as trtexec enqueues engines (s4.1).
+Timing: graph_timer.py (CUDA-graph replay, median of 9 replays of 10 captured calls / 10), as trtexec enqueues
+engines (s4.1).
 Clocks are not locked. Usage on the device: python validation/h200/gpu_grid.py  (writes $OUT/gpu_grid_results.json)
 """
 import json
 import os
-import statistics
 import time
 
 import torch
 import torch.nn.functional as F
+
+import graph_timer                  # validation/h200/graph_timer.py (the script's folder is on sys.path)
 
 OUT = os.environ.get("OUT", "./out")
 os.makedirs(OUT, exist_ok=True)
@@ -30,28 +32,8 @@ torch.backends.cudnn.benchmark = True
 CL = torch.channels_last
 
 
-def graph_ms(fn, reps=10, replays=9):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(reps):
-            fn()
-    times = []
-    for _ in range(replays):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / reps)
-    return statistics.median(times)
+def graph_ms(fn):
+    return graph_timer.graph_ms(fn, calls=10, replays=9)
 
 
 props = torch.cuda.get_device_properties(0)
