@@ -317,3 +317,32 @@ def test_dla_conv_with_a_fused_residual_reads_the_residual():
     step = next(s for s in _rows(b.build([y]), "xavier-agx", precision="int8").values() if "c" in s.layers)
     assert step.layers == ["c", "sum"] and step.device == "dla"
     assert step.bytes == 3 * 256 * 64 + 64 * 64 * 9
+
+
+def test_dla_image_input_reads_four_channels_per_pixel_at_the_element_size():
+    # an image-input-mode conv (3 channels, dla.md s1.2 / s3.4 kDLA_HWC4) reads 4 channels per pixel of
+    # bpe bytes each: FP16 224 x 224 x 4 x 2 B, INT8 224 x 224 x 4 x 1 B, plus weights and the output
+    cs = ConvShape(1, 3, 224, 224, 64, 112, 112, 7, 7, stride=2)
+    out16, out8 = 64 * 112 * 112 * 2, 64 * 112 * 112
+    traffic, refetch, _ = conv_traffic(cs, XAVIER.dla, 2, out16, 0, False, True)
+    assert refetch == 0 and traffic == 224 * 224 * 4 * 2 + 64 * 3 * 49 * 2 + out16
+    traffic, refetch, _ = conv_traffic(cs, XAVIER.dla, 1, out8, 0, False, True)
+    assert refetch == 0 and traffic == 224 * 224 * 4 + 64 * 3 * 49 + out8
+
+
+def test_wider_output_bytes_stream_at_the_sm_limited_rate_on_a_jetson_gpu():
+    # the same Q/DQ 1x1 conv + unquantized skip as above on the Xavier iGPU, whose SMs, not its DRAM, limit
+    # streaming (sm_stream_scale < 1, cost/gpu.py): output and skip 32 x 56 x 56 = 100352 elements each, 4 - 1
+    # bytes wider than INT8, over DRAM x the conv1x1 share x that scale
+    from dlasim.cost.gpu import sm_stream_scale
+    from dlasim.zoo.quantized import qconv
+    xav = hardware("xavier-agx")
+    assert sm_stream_scale(xav) < 1.0
+    b = GraphBuilder("t")
+    c = qconv(b, b.input("x", (1, 32, 56, 56)), 32, 1, 1, "c")
+    y = b.add(c, b.input("skip", (1, 32, 56, 56)), name="add")
+    e = dlasim.estimate(b.build([y]), xav, device="gpu", precision="int8")
+    conv = next(s for s in e.steps if "add" in s.layers)
+    want = 2 * 100352 * (4 - 1) / (xav.memory.dram_bandwidth_bytes_per_s * class_efficiency(xav.gpu, "conv1x1")
+                                   * sm_stream_scale(xav))
+    assert conv.parts.float_io_s == pytest.approx(want, rel=1e-9)
