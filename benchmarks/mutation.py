@@ -1,16 +1,20 @@
-"""Mutation check of the cost code: does any test notice a wrong formula?
+"""Mutation check of the cost model or the build passes: does any test notice a wrong formula or decision?
 
-    python benchmarks/mutation.py [--max 80] [--seed 1] [--timeout 30] [--files dlasim/cost/gpu.py ...]
+    python benchmarks/mutation.py [--package cost|passes|explainer] [--max 80] [--seed 1] [--timeout 30]
+                                  [--files dlasim/cost/gpu.py ...] [--tests tests/test_cost.py ...]
 
-Each mutant changes one AST node of one file under dlasim/cost/ (default: every *.py there):
+Each mutant changes one AST node of one file under dlasim/PACKAGE/ (default: every *.py there, package cost):
   + <-> -, * <-> /, // -> /, ** -> *, < <-> <=, > <-> >=, == <-> !=, and <-> or,
   min <-> max, a number c -> c*2 (0 -> 1) and c -> c+1, True <-> False,
   a sum a + b -> a or -> b (a term dropped).
 All candidate mutants are listed, then --max of them are drawn with --seed (sorted by file and line).
+`--named` runs instead the hand-written mutants of NAMED (a wrong unit, a formula left out: changes the
+operators above cannot make), each against its package's tests; one whose text is no longer in the file is
+reported as stale.
 The repository's tracked files are copied once into a temporary directory; each mutant is written there
-(ast.unparse) and the cost tests are run on the copy with -x and --timeout seconds per mutant, so the
-working tree is never touched. Printed: killed / survived / timeout per file, the survival rate, and each
-survivor as file:line  mutation. A run on the whole cost package takes about 3 s per mutant on one core.
+(ast.unparse) and the package's tests (PACKAGES) are run on the copy with -x and --timeout seconds per
+mutant, so the working tree is never touched. Printed: killed / survived / timeout per file, the survival
+rate, and each survivor as file:line  mutation. A mutant costs about 3 s (cost) or 10 s (passes) on one core.
 Not a test: it is never collected by pytest.
 """
 from __future__ import annotations
@@ -28,9 +32,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTS = ("tests/test_cost.py", "tests/test_gpu_classes.py", "tests/test_sm_stream.py",
-         "tests/test_dla_activations.py", "tests/test_dla_sparsity.py", "tests/test_cause_mechanisms.py",
-         "tests/test_seeds.py", "tests/test_cost_mutants.py")
+# the tests run against each mutant of a package (the golden outputs, tests/test_golden_outputs.py, are left out on
+# purpose: they notice any change but pin no fact, so a mutant only they kill is a fact no test states)
+PACKAGES = {
+    "cost": ("tests/test_cost.py", "tests/test_gpu_classes.py", "tests/test_sm_stream.py", "tests/test_cost_by_hand.py",
+             "tests/test_dla_activations.py", "tests/test_dla_sparsity.py", "tests/test_cause_mechanisms.py",
+             "tests/test_seeds.py", "tests/test_cost_mutants.py"),
+    "passes": ("tests/test_passes.py", "tests/test_pass_mutants.py", "tests/test_qdq.py",
+               "tests/test_gpu_fusion_mech.py", "tests/test_dla_sparsity.py", "tests/test_dla_activations.py",
+               "tests/test_cost.py", "tests/test_cost_mutants.py", "tests/test_reuse.py"),
+    "explainer": ("tests/test_explain.py", "tests/test_cause_mechanisms.py", "tests/test_qdq.py",
+                  "tests/test_dla_sparsity.py", "tests/test_cli_trtexec.py", "tests/test_classify.py",
+                  "tests/test_explain_texts.py", "tests/test_join.py", "tests/test_explain_records.py"),
+}
 
 _BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
                ast.FloorDiv: ast.Div, ast.Pow: ast.Mult}
@@ -47,6 +61,47 @@ class Mutant:
     kind: str      # which change (see _apply)
     line: int
     text: str      # human description
+
+
+@dataclass(frozen=True)
+class NamedMutant:
+    file: str      # path relative to the repository root
+    old: str       # the source text replaced (its first occurrence)
+    new: str
+    text: str      # what the mutant gets wrong
+
+    @property
+    def package(self) -> str:
+        return self.file.split("/")[1]
+
+    def line(self, source: str) -> int:
+        return source[: source.index(self.old)].count("\n") + 1 if self.old in source else 0
+
+    def apply(self, source: str) -> str:
+        return source.replace(self.old, self.new, 1)
+
+
+NAMED = (
+    NamedMutant("dlasim/cost/dla.py", "rate, n = dla.pdp_elems_per_cycle, elems(step.inputs)",
+                "rate, n = dla.sdp_elems_per_cycle, elems(step.inputs)", "DLA pooling at the SDP's rate"),
+    NamedMutant("dlasim/cost/dla.py", "rate, n = dla.pdp_elems_per_cycle, elems(step.inputs)",
+                "rate, n = dla.cdp_elems_per_cycle, elems(step.inputs)", "DLA pooling at the CDP's rate"),
+    NamedMutant("dlasim/cost/dla.py", "rate, n = dla.pdp_elems_per_cycle, elems(step.inputs)",
+                "rate, n = dla.pdp_elems_per_cycle, elems(step.outputs)", "DLA pooling paced by its outputs"),
+    NamedMutant("dlasim/cost/dla.py", "conv_out / dla.pdp_elems_per_cycle if pool",
+                "conv_out / dla.sdp_elems_per_cycle if pool", "a pool fused after a DLA conv at the SDP's rate"),
+    NamedMutant("dlasim/cost/dla.py", "rate = dla.cdp_elems_per_cycle", "rate = dla.pdp_elems_per_cycle",
+                "DLA LRN at the PDP's rate"),
+    NamedMutant("dlasim/cost/gpu.py", 'REDUCE_OPS = frozenset({"GlobalAveragePool",',
+                'REDUCE_OPS = frozenset({"MaxPool", "AveragePool", "GlobalAveragePool",',
+                "GPU windowed pooling priced as a reduction kernel"),
+    NamedMutant("dlasim/cost/gpu.py", 'REDUCE_OPS = frozenset({"GlobalAveragePool", "GlobalMaxPool", ',
+                'REDUCE_OPS = frozenset({', "GPU global pooling priced as an element-wise kernel"),
+    NamedMutant("dlasim/cost/gpu.py", "sp_bytes = sparse_weight_bytes(w_elems, b)", "sp_bytes = w_elems * b",
+                "GPU 2:4 sparse weights left uncompressed"),
+    NamedMutant("dlasim/cost/dla.py", "sparse_weight_bytes(per_kernel, bpe) if sparse else per_kernel * bpe",
+                "per_kernel * bpe", "DLA 2:4 sparse weights left uncompressed"),
+)
 
 
 def _docstring_ids(tree: ast.AST) -> set[int]:
@@ -158,14 +213,12 @@ def _copy_repo(dest: Path) -> None:
     for rel in filter(None, files):
         src = ROOT / rel
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():            # dlasim/_data links to the spec and validation folders
-            os.symlink(os.readlink(src), dest / rel)
-        elif src.is_file():
+        if src.is_file():
             shutil.copy2(src, dest / rel)
 
 
-def _run_tests(work: Path, timeout: float) -> str:
-    tests = [t for t in TESTS if (work / t).exists()]
+def _run_tests(work: Path, timeout: float, tests: tuple[str, ...]) -> str:
+    tests = [t for t in tests if (work / t).exists()]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     try:
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
@@ -177,13 +230,21 @@ def _run_tests(work: Path, timeout: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--package", choices=sorted(PACKAGES), default="cost",
+                   help="the package under dlasim/ to mutate (explainer: the explain layer), and whose tests "
+                        "to run (default cost)")
     p.add_argument("--max", type=int, default=80, help="mutants to draw (default 80)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per mutant's test run")
-    p.add_argument("--files", nargs="*", default=None, help="files to mutate (default dlasim/cost/*.py)")
+    p.add_argument("--files", nargs="*", default=None, help="files to mutate (default dlasim/PACKAGE/*.py)")
+    p.add_argument("--tests", nargs="*", default=None, help="test files to run (default: the package's, PACKAGES)")
     p.add_argument("--list", action="store_true", help="list the drawn mutants and stop")
+    p.add_argument("--named", action="store_true", help="run the hand-written mutants (NAMED) instead")
     a = p.parse_args(argv)
-    files = a.files or sorted(str(f.relative_to(ROOT)) for f in (ROOT / "dlasim" / "cost").glob("*.py"))
+    if a.named:
+        return _run_named(a.timeout, a.list)
+    files = a.files or sorted(str(f.relative_to(ROOT)) for f in (ROOT / "dlasim" / a.package).glob("*.py"))
+    tests = tuple(a.tests) if a.tests else PACKAGES[a.package]
     results: dict[str, dict[str, int]] = {f: {"killed": 0, "survived": 0, "timeout": 0} for f in files}
     survivors = []
     t0 = time.perf_counter()
@@ -194,19 +255,20 @@ def main(argv: list[str] | None = None) -> int:
         pool = [m for f in files for m in candidates(f, work)]
         drawn = random.Random(a.seed).sample(pool, min(a.max, len(pool)))
         drawn.sort(key=lambda m: (m.file, m.line, m.index, m.kind))
-        print(f"{len(pool)} candidate mutants in {len(files)} files; {len(drawn)} drawn (seed {a.seed})")
+        print(f"{len(pool)} candidate mutants in {len(files)} files; {len(drawn)} drawn (seed {a.seed}); "
+              f"tests: {' '.join(t.split('/')[-1] for t in tests)}")
         if a.list:
             for m in drawn:
                 print(f"  {m.file}:{m.line}  {m.text}")
             return 0
-        if _run_tests(work, a.timeout * 3) != "survived":
+        if _run_tests(work, a.timeout * 3, tests) != "survived":
             print("the unmutated tests fail or hang: nothing to measure", file=sys.stderr)
             return 1
         for n, m in enumerate(drawn, 1):
             original = (work / m.file).read_text()
             (work / m.file).write_text(mutate(original, m))
             try:
-                outcome = _run_tests(work, a.timeout)
+                outcome = _run_tests(work, a.timeout, tests)
             finally:
                 (work / m.file).write_text(original)
             results[m.file][outcome] += 1
@@ -229,6 +291,29 @@ def main(argv: list[str] | None = None) -> int:
         print("\nsurvivors:")
         for m in survivors:
             print(f"  {m.file}:{m.line}  {m.text}")
+    return 0
+
+
+def _run_named(timeout: float, list_only: bool) -> int:
+    """Each NAMED mutant against its package's tests: killed, survived, timeout or stale."""
+    with tempfile.TemporaryDirectory(prefix="dlasim-mut-") as tmp:
+        work = Path(tmp)
+        _copy_repo(work)
+        counts: dict[str, int] = {"killed": 0, "survived": 0, "timeout": 0, "stale": 0}
+        for n, m in enumerate(NAMED, 1):
+            original = (work / m.file).read_text()
+            line = m.line(original)
+            if list_only or not line:
+                outcome = "listed" if line else "stale"
+            else:
+                (work / m.file).write_text(m.apply(original))
+                try:
+                    outcome = _run_tests(work, timeout, PACKAGES[m.package])
+                finally:
+                    (work / m.file).write_text(original)
+            counts[outcome] = counts.get(outcome, 0) + 1
+            print(f"[{n}/{len(NAMED)}] {outcome:8s} {m.file}:{line}  {m.text}", flush=True)
+    print(", ".join(f"{k} {v}" for k, v in counts.items() if v))
     return 0
 
 

@@ -40,29 +40,41 @@ def estimate_many(models, hw="xavier-agx", workers: int = 1, backend: str = "pro
     return _many(models, hw, workers=workers, backend=backend, progress=progress, **options)
 
 
-def compare(model, hw="xavier-agx", vary: dict | None = None, **options):
+def _with_record(options, kw: dict) -> dict:
+    """The keyword options of a BuildOptions record (its given fields) with `kw` on top."""
+    if options is None:
+        return kw
+    if not isinstance(options, BuildOptions):
+        raise DlasimError(f"options: expected a dlasim.BuildOptions record, got {type(options).__name__}")
+    return {**{k: v for k, v in options.as_kwargs().items() if v is not None}, **kw}
+
+
+def compare(model, hw="xavier-agx", vary: dict | None = None, options=None, **kw):
     """Estimates for each value of one option and the causes of the difference (`dlasim compare`).
 
     model, hw: as in dlasim.estimate.
     vary:      {KEY: [v1, v2, ...]}, exactly one KEY of precision, sparsity, device, batch, hw (hw values are
-               platform names or NAME:MODE), at least two values; the first is the baseline.
+               platform names or NAME:MODE), model (models as dlasim.estimate takes them), at least two
+               values; the first is the baseline.
     options:   any other keyword of dlasim.estimate (device, precision, batch, gpu_fallback, sparsity,
-               dla_core, shapes, input_formats, output_formats), held fixed.
+               dla_core, shapes, input_formats, output_formats), held fixed, or a BuildOptions record as
+               `options` (keywords change its fields).
     Returns a CompareResult: the estimates, the speedup first -> second, the gap to the ideal speedup split
     into causes, and advice. Raises DlasimError (one line).
     """
     from .explainer.compare import compare as _compare
-    return _compare(model, hw, vary or {}, **options)
+    return _compare(model, hw, vary or {}, **_with_record(options, kw))
 
 
-def explain(model, hw="xavier-agx", **options):
+def explain(model, hw="xavier-agx", options=None, **kw):
     """One configuration's ideal-to-predicted waterfall, split into causes, with recovery advice.
 
     model, hw: as in dlasim.estimate.
     options:   any other keyword of dlasim.estimate (device, precision, batch, gpu_fallback, sparsity,
-               dla_core, shapes, input_formats, output_formats).
+               dla_core, shapes, input_formats, output_formats), or a BuildOptions record as `options`
+               (keywords change its fields).
     Returns an ExplainResult: the estimate, the ideal time and its basis, the causes (summing to predicted
     minus ideal) and re-estimated advice. Raises DlasimError (one line).
     """
     from .explainer.waterfall import explain as _explain
-    return _explain(model, hw, **options)
+    return _explain(model, hw, **_with_record(options, kw))

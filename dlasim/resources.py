@@ -1,9 +1,9 @@
 """Where the files that ship with dlasim live: the hardware spec files and the validation cases and data.
 
-They are package data under `dlasim/_data/` and are found through importlib.resources, the same way in a
-wheel, a `pip install .` and an editable install. In the source repository `dlasim/_data/hardware_specs` and
-`dlasim/_data/validation` are links to the top-level `hardware_specs/` and `validation/` folders (the
-sources); a build copies their files into the package (pyproject.toml, `[tool.setuptools.package-data]`).
+An installed dlasim (a wheel, `pip install .`) carries them as real files in the package, `dlasim/_data/`
+(pyproject.toml maps the package `dlasim._data` to the repository root and lists the files). Run from a
+checkout (PYTHONPATH or an editable install) there is no `dlasim/_data/`: the files are the top-level
+`hardware_specs/` and `validation/` folders beside the package, the sources to edit.
 """
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from pathlib import Path
 
 
 def data_root() -> Path:
-    """The folder that holds `hardware_specs/` and `validation/` (a real directory: pip unpacks wheels)."""
-    root = files("dlasim") / "_data"
-    return Path(str(root))
+    """The folder that holds `hardware_specs/` and `validation/`."""
+    package = Path(str(files("dlasim")))     # a real directory: pip unpacks wheels
+    installed = package / "_data"
+    return installed if (installed / "hardware_specs").is_dir() else package.parent
 
 
 def spec_dir() -> Path:
-    """The built-in hardware spec files (`NAME.toml`); in a checkout, the top-level folder the link names."""
+    """The built-in hardware spec files (`NAME.toml`)."""
     return (data_root() / "hardware_specs").resolve()

@@ -359,28 +359,40 @@ def held_out_line(summary: dict) -> str:
     return f"held-out within 20%: {part(ho)} ({', '.join(per)}){bounds}"
 
 
-def render(result: dict) -> str:
+def _row_cells(r: dict, pw: int) -> tuple[str, str]:
+    """A case's columns after its name, and the annotation that may wrap after them."""
+    if r.get("error"):
+        return (f"{r['platform']:<{pw}}  {'-':>12}  {_fmt(r['measured'], '.4f'):>11}  {'ERROR':>8}  {'':>4}",
+                f"  {r['error']}")
+    tol = r.get("tolerance_pct")
+    flag = "" if r.get("within_tolerance") is None else ("ok" if r["within_tolerance"] else "OUT")
+    cells = (f"{r['platform']:<{pw}}  {r['predicted']:>12.4f}  {r['measured']:>11.4f}  {r['error_pct']:>+7.1f}%  "
+             f"{_fmt(tol, '.0f', ''):>3}%  {flag:<3}  {'fit' if r.get('fitted') else ''}"
+             f"{_KIND_MARK.get(r.get('kind'), '')}")
+    note = f"  (sum of stand-alone: {r['sum_alone_error_pct']:+.1f}%)" if "sum_alone_error_pct" in r else ""
+    return cells.rstrip(), note
+
+
+def render(result: dict, width: int = 100) -> str:
+    """The case table and the summary. A case is one line when name and columns fit in `width`; else its
+    name takes a line and its columns the next, indented (the annotations after them may still wrap)."""
     rows = result.get("cases", [])
-    width = max([len(r["name"]) for r in rows] + [4])
+    nw = max([len(r["name"]) for r in rows] + [4])
     pw = max([len(r["platform"]) for r in rows] + [8])
-    hdr = (f"{'case':<{width}}  {'platform':<{pw}}  {'predicted ms':>12}  {'measured ms':>11}  "
-           f"{'error':>8}  {'tol':>4}  ")
-    lines = [hdr, "-" * (len(hdr) + 4)]
+    cells = [_row_cells(r, pw) for r in rows]
+    head = f"{'platform':<{pw}}  {'predicted ms':>12}  {'measured ms':>11}  {'error':>8}  {'tol':>4}"
+    wide = max([len(c) for c, _ in cells] + [len(head)])
+    one_line = nw + 2 + wide <= width
+    if one_line:
+        lines = [f"{'case':<{nw}}  {head}", "-" * (nw + 2 + wide)]
+    else:
+        lines = ["case", f"    {head}", "-" * (4 + wide)]
     suite = None
-    for r in rows:
+    for r, (c, note) in zip(rows, cells):
         if r["suite"] != suite:
             suite = r["suite"]
             lines.append(f"[{suite}]")
-        if r.get("error"):
-            lines.append(f"{r['name']:<{width}}  {r['platform']:<{pw}}  {'-':>12}  {_fmt(r['measured'], '.4f'):>11}  "
-                         f"{'ERROR':>8}  {'':>4}  {r['error']}")
-            continue
-        tol = r.get("tolerance_pct")
-        flag = "" if r.get("within_tolerance") is None else ("ok" if r["within_tolerance"] else "OUT")
-        lines.append(f"{r['name']:<{width}}  {r['platform']:<{pw}}  {r['predicted']:>12.4f}  {r['measured']:>11.4f}  "
-                     f"{r['error_pct']:>+7.1f}%  {_fmt(tol, '.0f', ''):>3}%  {flag:<3}  {'fit' if r.get('fitted') else ''}"
-                     f"{_KIND_MARK.get(r.get('kind'), '')}"
-                     + (f"  (sum of stand-alone: {r['sum_alone_error_pct']:+.1f}%)" if "sum_alone_error_pct" in r else ""))
+        lines += [f"{r['name']:<{nw}}  {c}{note}"] if one_line else [r["name"], f"    {c}{note}"]
     lines.append("")
     s = result.get("summary", {})
     sh = f"{'summary':<22} {'n':>3} {'err':>4} {'median |err|':>12} {'<=10%':>6} {'<=20%':>6} {'<=30%':>6} {'in tol':>6}"

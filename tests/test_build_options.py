@@ -117,3 +117,16 @@ def test_estimate_reads_as_load_build_cost():
     assert order == sorted(order)
     # no build decision is made in the facade: the precision choice by timing lives in the builder
     assert "precision" not in text and "reformat" not in text
+
+
+def test_explain_and_compare_take_a_record_like_estimate():
+    import dlasim
+    rec = dlasim.BuildOptions.of(device="gpu", precision="int8")
+    a = dlasim.explain("zoo:resnet18", "orin-agx", options=rec)
+    b = dlasim.explain("zoo:resnet18", "orin-agx", device="gpu", precision="int8")
+    assert a.estimate.total_ms == b.estimate.total_ms and a.estimate.device == "gpu"
+    # keywords change the record's fields
+    c = dlasim.compare("zoo:resnet18", "orin-agx", {"precision": ["fp16", "int8"]}, options=rec)
+    assert [e.precision for e in c.variants] == ["fp16", "int8"] and c.variants[0].device == "gpu"
+    with pytest.raises(dlasim.DlasimError, match="options: expected a dlasim.BuildOptions"):
+        dlasim.explain("zoo:resnet18", "orin-agx", options={"device": "gpu"})

@@ -119,3 +119,29 @@ def test_a_cost_term_the_split_does_not_know_shows_as_unexplained(monkeypatch):
     monkeypatch.setattr(gpu, "gemm_time", lying)
     r = dlasim.explain("zoo:resnet18", "a100", device="gpu", precision="fp16", batch=32)
     assert r.unexplained_ms > 0.01 * (r.total_ms - r.ideal_ms)
+
+
+def test_dla_rate_loss_is_its_two_mechanisms_by_hand():
+    # A 64 -> 64 3x3 INT8 conv on the Xavier DLA: channels fill the INT8 atoms (C' = 64, K' = 32), so no
+    # padding, and the MAC array outpaces the SDP (576 MACs per output over 2048 MACs/cycle = 0.28 cycles per
+    # output): compute_bound is then only the MAC efficiency below 1, ideal x (1/eff - 1)
+    import dlasim
+    from dlasim import GraphBuilder
+    b = GraphBuilder("t")
+    y = b.conv(b.input("x", (1, 64, 56, 56)), 64, 3, pad=1, bias=False, name="c")
+    plat = dlasim.hardware("xavier-agx")
+    e = dlasim.estimate(b.build([y]), plat, device="dla", precision="int8",
+                        input_formats="int8:chw32", output_formats="int8:chw32")
+    p = next(r for r in e.steps if r.name == "c").parts
+    eff = plat.dla.mac_eff("int8")
+    assert p.padding_s == 0.0
+    ideal = 64 * 9 * 64 * 56 * 56 / (2048 * plat.dla.clock_hz)
+    assert p.ideal_s == pytest.approx(ideal, rel=1e-9)
+    assert p.rate_loss_s == pytest.approx(ideal * (1 / eff - 1), rel=1e-9)
+    # a depthwise 3x3 conv on Xavier runs on the MAC array (no depthwise processor): its loss is channel padding
+    b = GraphBuilder("t")
+    y = b.conv(b.input("x", (1, 64, 56, 56)), 64, 3, pad=1, groups=64, bias=False, name="dw")
+    e = dlasim.estimate(b.build([y]), plat, device="dla", precision="int8",
+                        input_formats="int8:chw32", output_formats="int8:chw32")
+    p = next(r for r in e.steps if r.name == "dw").parts
+    assert p.padding_s > 10 * p.rate_loss_s > 0

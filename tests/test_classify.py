@@ -188,3 +188,52 @@ def test_gpu_rows_carry_the_channel_alignment_and_the_kernel_floor():
     assert l1.kernel_floor_ms == pytest.approx((gpu.kernel_floor_s + gpu.launch_overhead_s) * 1e3)
     assert all(r.kernel_floor_ms == 0.0 for r in e.steps if r.kind != "layer")
     assert math.isclose(sum(r.time_ms for r in e.steps), e.total_ms)
+
+
+# ---- closing the mutants that survived benchmarks/mutation.py on classify.py and gap.py (seed 3) ------------
+
+
+def test_the_floor_test_applies_to_a_one_step_group_only():
+    """A 12 us measurement against a 10 us floor + launch is overhead for one step; for a group of two steps
+    the measurement is not one kernel's, so each step keeps its own cause (tile quantization)."""
+    tiled = dict(time_ms=0.7, compute_ms=0.7, floor_ms=0.010, tiling=Tiling(0.5, 1.0, 1.0, 1.0))
+    one = [_row(**tiled)]
+    assert K.group_cause(one, MatchGroup([0], [0], "layer", "r", 0.012), 0.7)[0] == "overhead"
+    two = [_row(**tiled), _row(**tiled)]
+    assert K.group_cause(two, MatchGroup([0], [0, 1], "layer", "r", 0.012), 1.4)[0] == "tile_quantization"
+
+
+def test_a_concat_row_dlasim_writes_in_place_is_a_copy_it_missed():
+    rows = [_row(time_ms=0.0, bound="memory")]
+    assert K.group_cause(rows, MatchGroup([0], [0], "concat", "x copy", 0.05), 0.0) == \
+        ("memory_bound", "concat input copied (dlasim assumes the producer writes in place)")
+    rows = [_row(time_ms=0.0, compute_ms=1.0)]                      # not a concat group: its own cause
+    assert K.group_cause(rows, MatchGroup([0], [0], "layer", "x", 0.05), 0.0)[0] == "compute_bound"
+    rows = [_row(time_ms=0.01, compute_ms=1.0)]                     # a predicted concat copy: its own cause
+    assert K.group_cause(rows, MatchGroup([0], [0], "concat", "x copy", 0.05), 0.01)[0] == "compute_bound"
+
+
+def test_gap_adds_up_the_parts_of_every_mixed_group():
+    """Two groups of the same layer, memory-bound by 1 ms in the second variant and 0.5 ms in the first, at a
+    naive speedup of 1: 0.5 ms memory_bound each, 1 ms together; the ideals cancel."""
+    second = _row(time_ms=2.0, compute_ms=1.0, memory_ms=2.0, ideal_s=1e-3, tiling=FULL)
+    first = _row(time_ms=1.5, compute_ms=1.0, memory_ms=1.5, ideal_s=1e-3, tiling=FULL)
+    gap = G.gap_by_cause([([first], [second]), ([first], [second])], _ctx(), _ctx(), 1.0)
+    assert gap["memory_bound"] == pytest.approx(1.0) and abs(gap["other"]) < 1e-12
+    assert sum(gap.values()) == pytest.approx(2 * (2.0 - 1.5))
+
+
+def test_amounts_are_the_whole_steps_of_whole_step_causes_and_the_parts_of_the_rest():
+    """INT8 on the DLA: a GPU fallback step (2 ms), a copy (0.3 ms), an FP16 step (1 ms, all
+    precision_unsupported, whole) and INT8 steps writing FP16 (0.4 ms of wider output bytes above compute; none
+    where memory stays under compute): fallback 2 ms, reformat 0.3 ms, precision_unsupported 1 + 0.4 ms."""
+    rows = [_row(device="gpu", time_ms=2.0), _row(kind="reformat", time_ms=0.3),
+            _row(device="dla", precision="fp16", time_ms=1.0, compute_ms=1.0, ideal_s=1e-3),
+            _row(device="dla", precision="int8", time_ms=6.0, compute_ms=5.0, memory_ms=6.0, ideal_s=1e-3,
+                 float_io_s=0.4e-3),
+            _row(device="dla", precision="int8", time_ms=5.0, compute_ms=5.0, memory_ms=4.0, ideal_s=1e-3,
+                 float_io_s=0.2e-3)]                      # its wider bytes hide under compute: nothing
+    a = G.amounts(rows, _ctx("dla", "int8", peak=2e12))
+    assert a["fallback"] == pytest.approx(2.0) and a["reformat"] == pytest.approx(0.3)
+    assert a["precision_unsupported"] == pytest.approx(1.4)
+    assert a["sparse_too_small"] == 0.0 and a["sparse_ineligible"] == 0.0

@@ -56,9 +56,13 @@ def total_ms(result):
 
 
 # ---- seed 000: INT8 1x1 conv on Xavier DLA --------------------------------------------------------
+# In-sample (marker `in_sample`): validation/fit_specs.py fits the Xavier DLA parameters to these engines'
+# measured medians (validation/data/seeds/xavier_dla_conv_trtexec.csv); the speedups below agree with the fit,
+# they are not predictions of unseen data (tests/test_seeds.py).
 
 
-def test_seed000_1x1_is_reformat_bound_and_native_formats_recover_it():
+@pytest.mark.in_sample
+def test_in_sample_seed000_1x1_is_reformat_bound_and_native_formats_recover_it():
     r = seed000("1x1")
     assert r.ideal_speedup == pytest.approx(2.0)
     assert r.speedup < 1.5
@@ -73,11 +77,13 @@ def test_seed000_1x1_is_reformat_bound_and_native_formats_recover_it():
     assert r.diff[0]["name"] == "conv1" and r.diff[0]["ratio"] == pytest.approx(ratio, rel=0.05)
 
 
-def test_seed000_1x1_acceptance_threshold():
+@pytest.mark.in_sample
+def test_in_sample_seed000_1x1_acceptance_threshold():
     assert seed000("1x1").speedup < 1.25                 # measured: 2.10 / 2.08 ms, i.e. 1.01x
 
 
-def test_seed000_3x3_acceptance_threshold():
+@pytest.mark.in_sample
+def test_in_sample_seed000_3x3_acceptance_threshold():
     r = seed000("3x3")
     assert r.speedup > 1.8                               # measured: 10.13 / 4.39 ms, i.e. 2.3x
     # FP16 cannot double-buffer a kernel group beside the input in the CBUF: its weight fetches stall the
@@ -86,7 +92,8 @@ def test_seed000_3x3_acceptance_threshold():
     assert refetch["ms"] < 0 and "FP16" in refetch["text"]
 
 
-def test_seed000_3x3_gains_more_than_1x1():
+@pytest.mark.in_sample
+def test_in_sample_seed000_3x3_gains_more_than_1x1():
     assert seed000("3x3").speedup > seed000("1x1").speedup + 0.3
 
 
@@ -156,7 +163,18 @@ def test_seed002_yolov4_fallback_and_relu_fix():
     # the islands cost hand-overs: the all-GPU engine is offered, re-estimated, with the hand-over count
     gpu = next(a for a in r.advice if a["change"] == "run_on_gpu")
     alone = dlasim.estimate("zoo:yolov4", "xavier-agx", device="gpu", precision="fp16")
-    assert gpu["predicted_ms"] == pytest.approx(alone.total_ms) and "35 GPU<->DLA hand-overs" in gpu["text"]
+    assert gpu["predicted_ms"] == pytest.approx(alone.total_ms)
+    # the count it names is the plan's unit crossings, counted here from the layers: each tensor a layer on one
+    # unit (the GPU, or DLA loadable k) hands to a layer on another, once per receiving unit
+    p = dlasim.build("zoo:yolov4", "xavier-agx", device="dla", precision="fp16")
+    def unit(s):
+        return ("gpu",) if s.device == "gpu" else ("dla", s.subgraph)
+    layers = [s for s in p.steps if s.kind == "layer"]
+    producer = {t.name: s for s in layers for t in s.outputs}
+    crossings = {(t.name, unit(s)) for s in layers for t in s.inputs
+                 if t.name in producer and unit(producer[t.name]) != unit(s)}
+    assert len(crossings) == r.estimate.transitions > r.estimate.dla_subgraphs > 1
+    assert f"with {len(crossings)} GPU<->DLA hand-overs" in gpu["text"]
 
 
 @pytest.mark.parametrize("act", ["mish", "mish_decomposed"])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 
 import pytest
 
@@ -147,16 +148,23 @@ def test_explain_page(yolo):
     assert_self_contained(page)
 
 
-def test_explain_page_attribute_object(yolo):
-    """Results without to_dict (plain attributes, Estimate objects) render too."""
+def test_explain_page_record_without_to_dict(yolo):
+    """A record without to_dict (a dataclass holding an Estimate and cause dicts) renders by its fields; an
+    object that is neither a record, a result nor a dict is refused."""
+    @dataclass
     class R:
-        estimate = yolo
-        ideal_ms = 10.0
-        causes = [type("C", (), {"code": "reformat", "ms": 1.0, "share": 0.1, "text": "copies"})()]
-        advice = []
-    page = explain_page(R())
+        estimate: object
+        ideal_ms: float
+        causes: list
+        advice: list
+    page = explain_page(R(yolo, 10.0, [{"code": "reformat", "ms": 1.0, "share": 0.1, "text": "copies"}], []))
     assert 'id="waterfall"' in page and "unattributed" in page
     svgs(page)
+
+    class Plain:
+        estimate = yolo
+    with pytest.raises(TypeError, match="not a Plain"):
+        explain_page(Plain())
 
 
 def test_compare_page():

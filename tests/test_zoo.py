@@ -83,19 +83,23 @@ def test_macs(graphs, name):
 
 def test_exported_layout_is_unfolded(graphs):
     c = ops(graphs["resnet50"])
+    # the stem conv + 16 bottlenecks x 3 convs + 4 downsample 1x1 convs = 53, each with its BN
     assert c["Conv"] == 53 and c["BatchNormalization"] == 53 and c["Gemm"] == 1
     assert c["GlobalAveragePool"] == 1 and c["Flatten"] == 1
     g = graphs["resnet50"]
     conv2 = g.layer("layer2.0.conv2")
     assert conv2.attributes["strides"] == [2, 2] and conv2.attributes["kernel_shape"] == [3, 3]  # v1.5
     assert g.layer("layer2.0.conv1").attributes["strides"] == [1, 1]
+    # ReLU6 after the stem, once in the t=1 block (depthwise only), twice in each of the other 16 blocks
+    # (expand, depthwise), after the last 1x1 conv: 1 + 1 + 32 + 1 = 35
     assert ops(graphs["mobilenet_v2"])["Clip"] == 35
-    assert ops(graphs["mobilenet_v1"])["Relu"] == 27
+    assert ops(graphs["mobilenet_v1"])["Relu"] == 27              # the stem + 13 x (depthwise, pointwise)
 
 
 def test_googlenet_follows_caffe_prototxt(graphs):
     g = graphs["googlenet"]
     c = ops(g)
+    # conv1, conv2/3x3_reduce, conv2/3x3 + 9 inception blocks x 6 convs = 57; one Concat per block
     assert c["LRN"] == 2 and c["Softmax"] == 1 and c["Conv"] == 57 and c["Concat"] == 9
     assert g.tensors["pool1/3x3_s2"].shape == (1, 64, 56, 56)  # ceil mode
     assert g.tensors["pool5/7x7_s1"].shape == (1, 1024, 1, 1)
@@ -119,11 +123,12 @@ def test_yolov8l_backbone(graphs):
               l.attributes["strides"][0]) for l in g.layers if l.op == "Conv"]
     assert convs[:2] == [(3, 64, 3, 2), (64, 128, 3, 2)]
     assert (320, 128, 1, 1) in convs and (1024, 256, 1, 1) in convs and (2048, 512, 1, 1) in convs
+    # 5 stride-2 convs + 4 C2f blocks of 2 + 2n convs (n = 3, 6, 6, 3: 8 + 14 + 14 + 8) + SPPF's 2 = 51
     assert len(convs) == 51
     assert all(len(l.inputs) == 2 for l in g.layers if l.op == "Conv")  # bias=False
     c = ops(g)
     assert c["Sigmoid"] == c["Mul"] == c["Conv"] == c["BatchNormalization"]
-    assert c["Split"] == 4 and c["Concat"] == 5
+    assert c["Split"] == 4 and c["Concat"] == 5                  # one each per C2f; SPPF's Concat
 
 
 def test_ssd_outputs(graphs):

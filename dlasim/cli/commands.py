@@ -181,10 +181,11 @@ def cmd_compare(a) -> Output:
 
 def cmd_validate(a) -> Output:
     from .. import validate
+    from .text import width
     result = validate.run(a.suite)
     if a.format == "json":
         return Output(document(result, ()), (), False)
-    return Output(validate.render(result))
+    return Output(validate.render(result, width(a.output is not None)))
 
 
 def cmd_calibrate(a) -> Output:
@@ -253,11 +254,12 @@ def cmd_zoo(a) -> Output:
 
 def cmd_concurrent(a) -> Output:
     from .concurrent import cmd
-    out = cmd(a)
+    from .text import width
+    out = cmd(a, width(a.output is not None))
     if isinstance(out, dict):            # --format json: a versioned document like the other commands'
         warnings = out.pop("warnings", [])
         return Output(document(out, warnings), (), False)
-    return Output(out, (), False)        # its table is laid out by the concurrent report itself
+    return Output(out, (), a.format == "table")   # the table fits the width; its prose lines wrap
 
 
 def cmd_sweep(a) -> Output:

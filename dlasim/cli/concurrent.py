@@ -60,9 +60,9 @@ def _defaults(a) -> dict:
     return d
 
 
-def cmd(a) -> str | dict:
-    """The rendered table or page, or (--format json) the document's dict, which the CLI wraps with the
-    schema version (docs/schema/concurrent.schema.json, concurrent-advice.schema.json)."""
+def cmd(a, width: int = 100) -> str | dict:
+    """The rendered table (its columns within `width`) or page, or (--format json) the document's dict, which
+    the CLI wraps with the schema version (docs/schema/concurrent.schema.json, concurrent-advice.schema.json)."""
     from ..concurrent import advise, concurrent
     from ..concurrent.engines import make_engine, load_engines, parse_engine
     if a.format == "html" and not a.output:
@@ -87,7 +87,7 @@ def cmd(a) -> str | dict:
         if a.format == "html":
             from ..concurrent.page import advice_page
             return advice_page(result)
-        return result.render()
+        return result.render(width=width)
     engines = []
     if a.engines:
         engines, top = load_engines(a.engines, defaults)
@@ -114,7 +114,7 @@ def cmd(a) -> str | dict:
         engines = [replace(e, model=g, label=f"stage {i + 1} (to {bounds[i]})@{e.unit}")
                    for i, (e, g) in enumerate(zip(engines, parts))]
         result = concurrent(engines, plat, "pipeline", a.iterations, a.processes)
-        return _out(result, a)
+        return _out(result, a, width)
     if a.models:
         if len(a.models) > 1:
             raise DlasimError("concurrent: one MODEL (GPU + every DLA core); use --engine for different models")
@@ -122,13 +122,13 @@ def cmd(a) -> str | dict:
         engines = [make_engine({**defaults, "model": a.models[0], "device": "gpu"}, "MODEL")]
         engines += [make_engine({**defaults, "model": a.models[0], "device": f"dla{c}"}, "MODEL")
                     for c in range(cores)]
-    return _out(concurrent(engines, plat, mode or "throughput", a.iterations, processes), a)
+    return _out(concurrent(engines, plat, mode or "throughput", a.iterations, processes), a, width)
 
 
-def _out(result, a) -> str | dict:
+def _out(result, a, width: int) -> str | dict:
     if a.format == "json":
         return result.to_dict()
     if a.format == "html":
         from ..concurrent.page import concurrent_page
         return concurrent_page(result)
-    return result.render()
+    return result.render(width)

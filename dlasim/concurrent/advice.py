@@ -54,7 +54,7 @@ class AdviceResult:
                 "best": self.best_result.to_dict(spans=False) if self.best_result else None,
                 "warnings": self.warnings}
 
-    def render(self, top: int = 10) -> str:
+    def render(self, top: int = 10, width: int = 100) -> str:
         lines = [f"assignments on {self.hardware}" + (f", every engine under {self.latency_ms} ms"
                                                       if self.latency_ms else "") + " (simulated together)"]
         for i, c in enumerate(self.candidates[:top]):
@@ -63,7 +63,7 @@ class AdviceResult:
                          f"{c.describe()}{flag}{'  ' + c.note if c.note else ''}")
         lines.append(self.summary())
         if self.best_result is not None:
-            lines += ["", self.best_result.render()]
+            lines += ["", self.best_result.render(width)]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 

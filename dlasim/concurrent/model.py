@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..columns import Column, table
 from ..errors import DlasimError
 from .contention import Segment, SimResult, simulate, spread_phases
 from .engines import Engine
@@ -91,8 +92,8 @@ class ConcurrentResult:
                              for s in self.spans]
         return d
 
-    def render(self) -> str:
-        return render(self)
+    def render(self, width: int = 100) -> str:
+        return render(self, width)
 
 
 def _engine_dict(e: EngineResult) -> dict:
@@ -266,18 +267,24 @@ def _held_text(name: str, held: list[str], hold: float, code: str) -> str:
             f"{'their' if len(others) > 1 else 'its'} DLA task")
 
 
-def render(r: ConcurrentResult) -> str:
+def render(r: ConcurrentResult, width: int = 100) -> str:
+    """The engine table (in column blocks when it is wider than `width`: dlasim/columns.py), the aggregate and
+    the causes of each slowdown (one line each: the CLI wraps them)."""
     lines = [f"{len(r.engines)} engine(s) on {r.hardware}, mode {r.mode}; "
              f"DRAM {r.dram_peak_bytes_per_s / 1e9:.1f} GB/s "
              f"peak, {r.dram_cap_bytes_per_s / 1e9:.1f} GB/s drawn together at most"]
-    hdr = (f"{'engine':<28} {'unit':<5} {'batch':>5} {'alone ms':>9} {'together':>9} {'alone qps':>10} "
-           f"{'together':>9} {'slowdown':>8} {'+DRAM':>7} {'+share':>7} {'+copies':>7}")
-    lines += [hdr, "-" * len(hdr)]
-    for e in r.engines:
-        lines.append(f"{e.name[:28]:<28} {e.unit:<5} {e.batch:>5} {e.alone_ms:>9.3f} {e.together_ms:>9.3f} "
-                     f"{e.alone_qps:>10.1f} {e.together_qps:>9.1f} {e.slowdown:>7.2f}x {e.dram_ms:>7.3f} "
-                     f"{e.unit_share_ms:>7.3f} {e.copies_ms:>7.3f}")
-    lines.append("-" * len(hdr))
+    columns = [Column("unit", 4, left=True), Column("batch", 5), Column("alone ms", 8), Column("together ms", 11),
+               Column("alone qps", 9), Column("together qps", 12), Column("slowdown", 8), Column("+DRAM", 7),
+               Column("+share", 7), Column("+copies", 7)]
+    # the engine's name in full when the first block still holds unit, batch and both latencies beside it
+    room = width - sum(c.width + 2 for c in columns[:4])
+    name_w = min(max([6] + [len(e.name) for e in r.engines]), max(24, room))
+    columns.insert(0, Column("engine", name_w, left=True))
+    rows = [[e.name if len(e.name) <= name_w else e.name[: name_w - 3] + "...", e.unit, str(e.batch),
+             f"{e.alone_ms:.3f}", f"{e.together_ms:.3f}", f"{e.alone_qps:.1f}", f"{e.together_qps:.1f}",
+             f"{e.slowdown:.2f}x", f"{e.dram_ms:.3f}", f"{e.unit_share_ms:.3f}", f"{e.copies_ms:.3f}"]
+            for e in r.engines]
+    lines += table(columns, rows, width)
     if r.mode == "pipeline":
         lines.append(f"pipeline: {r.aggregate_img_per_s:.1f} img/s, frame latency {r.pipeline_latency_ms:.3f} ms "
                      f"(slowest stage alone: {r.alone_sum_img_per_s:.1f} img/s)")

@@ -271,9 +271,12 @@ def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residua
     run = ideal / 2 if sparse else ideal
     pad_s = 0.0 if on_depthwise_processor(cs, dla) else max(mac_cycles - run, 0) / (hz * eff)
     pad_s = pad_s if mac_cycles >= sdp_cycles else 0.0
-    # the rest of the cycles above the ideal run at the unit's own rate (the depthwise processor, the SDP/PDP
-    # output rate), plus the MAC efficiency below 1: what explainer/gap.py calls compute_bound
-    rate_loss_s = (cycles - run) / (hz * eff) - pad_s + run / hz * (1.0 / eff - 1.0)
+    # compute_bound (explainer/gap.py), two mechanisms of its own: (1) the cycles the step runs beyond the MAC
+    # array's padded work, at a slower unit's rate (the depthwise processor's, or the SDP/PDP output rate when it
+    # outpaces the MACs; dla.md s1.3), and (2) the MAC efficiency below 1 on the ideal cycles
+    unit_rate_s = (cycles - run) / (hz * eff) - pad_s
+    efficiency_s = run / hz * (1.0 / eff - 1.0)
+    rate_loss_s = unit_rate_s + efficiency_s
     ops = hw_ops(cs, dla, first)
     return finish(compute, traffic / bw, dla.layer_overhead_s * ops, cs.macs, traffic,
                   ideal_s=ideal / hz, padding_s=pad_s, rate_loss_s=rate_loss_s, refetch_s=refetch / bw,

@@ -232,7 +232,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     w_elems = cs.k * (cs.c // cs.groups) * cs.r * cs.s
     w_bytes = w_elems * b
     if op == "MatMul" and not g.tensors[step.anchor.inputs[1]].const:
-        in_bytes, w_bytes = in_bytes + w_bytes, 0     # both operands are activations (attention MatMul)
+        w_bytes = 0          # both operands are activations (attention MatMul), read as inputs: in in_bytes
     macs = cs.macs
     peak = gpu_peak_macs_per_s(gpu, p)
     ideal = macs / peak

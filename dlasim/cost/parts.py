@@ -41,7 +41,7 @@ class CostParts:
     sparse_s: float = 0.0
     sparse_tiling: Tiling | None = None  # GPU: the sparse kernel's tiles, when it runs
     padding_s: float = 0.0              # DLA: compute above the ideal from channel padding on the MAC array
-    rate_loss_s: float | None = None    # DLA conv: the rest of compute above the ideal (None: not a DLA conv)
+    rate_loss_s: float | None = None    # DLA conv: slower-unit cycles + MAC efficiency loss (None: not a DLA conv)
     refetch_s: float = 0.0              # DLA: DRAM time of the CBUF refetch, inside memory_s
     weight_stall_s: float = 0.0         # DLA: weight fetches the MAC array waits for, inside compute_s
     output_bound: bool = False          # DLA: the SDP/PDP output rate, not the MACs, sets compute

@@ -127,7 +127,7 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
     """Estimate each value of one option and attribute the gap to the naive speedup to causes.
 
     vary: {KEY: [v1, v2, ...]} with KEY in precision, sparsity, device, batch, hw (hw values are platform
-    names or name:mode). speedup = first total / second total; causes, diff and advice explain first ->
+    names or name:mode), model (models as dlasim.estimate takes them). speedup = first total / second total; causes, diff and advice explain first ->
     second (advice is re-estimated on the second variant); `speedups` has first / each for more values.
     """
     vary = dict(vary or {})

@@ -49,29 +49,17 @@ def _e(x) -> str:
 
 
 def _as_dict(obj) -> dict:
-    """The dict form of a result, a row or a cause, whatever it is (dict, object with to_dict, dataclass)."""
+    """The dict form of what a page renders: a dict as it is, a result's to_dict() (Estimate, ExplainResult,
+    CompareResult, MeasuredExplain), a record's fields (a StepRow, a Fallback)."""
     if obj is None:
         return {}
     if isinstance(obj, dict):
         return obj
-    td = getattr(obj, "to_dict", None)
-    if callable(td):                # a to_dict that fails is a bug to see, not a reason to read the attributes
-        d = td()
-        if isinstance(d, dict):
-            return d
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    out = {}
-    for k in dir(obj):
-        if k.startswith("_"):
-            continue
-        try:
-            v = getattr(obj, k)
-        except Exception:  # noqa: BLE001 - a property that fails: skip it
-            continue
-        if not callable(v):
-            out[k] = v
-    return out
+    raise TypeError(f"dlasim.html renders dlasim results, records and dicts, not a {type(obj).__name__}")
 
 
 def _num(x, default: float = 0.0) -> float:

@@ -49,12 +49,10 @@ def load_onnx(path: str, shapes: dict[str, tuple] | None = None, batch: int | No
 
 def read_onnx(path: str):
     """The ModelProto of an ONNX file, without external data; a one-line ModelError when unreadable."""
-    import onnx
-
     from ..safeio import ONNX_LIMIT, read_bytes
 
-    data = read_bytes(path, "model", limit=ONNX_LIMIT)
-    model = onnx.ModelProto()
+    data = read_bytes(path, "model", limit=ONNX_LIMIT)       # a missing or unreadable file is named first
+    model = onnx_module(path, "reading").ModelProto()
     try:
         model.ParseFromString(data)  # a bytearray is parsed in place (onnx.load_model_from_string wants bytes)
         del data
@@ -65,6 +63,17 @@ def read_onnx(path: str):
     if not model.HasField("graph") or not (model.graph.node or model.graph.input):
         raise ModelError(f"{path}: not a valid ONNX model (no graph)")
     return model
+
+
+def onnx_module(subject: str, doing: str):
+    """The `onnx` package (a core dependency, imported lazily); a one-line ModelError naming `subject` when it
+    cannot be imported (not installed, or broken: protobuf mismatches raise other errors than ImportError)."""
+    try:
+        import onnx
+    except Exception as e:
+        raise ModelError(f"{subject}: {doing} ONNX needs the 'onnx' package, which cannot be imported "
+                         f"({_one_line(e)}); install it: pip install 'onnx>=1.14'") from None
+    return onnx
 
 
 def load_onnx_model(model, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:

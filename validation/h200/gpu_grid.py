@@ -12,7 +12,8 @@ Classes (every row records its shape, batch, bytes moved at least once and MACs,
 
 Shapes are those of ResNet/MobileNet/VGG-style layers. cudnn.benchmark is on, so cuDNN times its algorithms and
 keeps the fastest, as TensorRT does with its tactics (reference/gpu_tensorrt.md s3).
-Timing: CUDA-graph replay (median of replays of captured calls / calls), as trtexec enqueues engines (s4.1).
+Timing: graph_timer.py (CUDA-graph replay, median of 9 replays of 10 captured calls / 10), as trtexec enqueues
+engines (s4.1).
 Clocks are not locked. Usage on the device: python validation/h200/gpu_grid.py  (writes $OUT/gpu_grid_results.json)
 """
 import json
@@ -22,7 +23,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-import cuda_timing  # this folder's CUDA-graph timing (the script's folder is on sys.path)
+import graph_timer                  # validation/h200/graph_timer.py (the script's folder is on sys.path)
 
 OUT = os.environ.get("OUT", "./out")
 os.makedirs(OUT, exist_ok=True)
@@ -32,7 +33,7 @@ CL = torch.channels_last
 
 
 def graph_ms(fn):
-    return cuda_timing.graph_ms(fn, reps=10, replays=9)
+    return graph_timer.graph_ms(fn, calls=10, replays=9)
 
 
 props = torch.cuda.get_device_properties(0)

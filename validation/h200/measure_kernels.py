@@ -6,8 +6,8 @@ Sections:
   M  memory-bound kernels in fp16 channels-last: ReLU, residual Add, 3x3/s2 max pool, global average pool
   W  depthwise 3x3 convolution (cuDNN, fp16 channels-last)
 
-Timing: CUDA-graph replay (the calls captured in one graph, median of replays / calls), as trtexec enqueues
-a TensorRT engine (CUDA graphs are its default, reference/gpu_tensorrt.md s4.1). Clocks are not locked.
+Timing: graph_timer.py (CUDA-graph replay, median of 15 replays of 20 captured calls / 20), as trtexec
+enqueues a TensorRT engine (CUDA graphs are its default, reference/gpu_tensorrt.md s4.1). Clocks are not locked.
 Usage on the device: python validation/h200/measure_kernels.py  (writes $OUT/h200_kernels.json)
 """
 import json
@@ -16,7 +16,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-import cuda_timing  # this folder's CUDA-graph timing (the script's folder is on sys.path)
+import graph_timer                  # validation/h200/graph_timer.py (the script's folder is on sys.path)
 
 OUT = os.environ.get("OUT", "./out")
 os.makedirs(OUT, exist_ok=True)
@@ -26,7 +26,7 @@ torch.backends.cudnn.allow_tf32 = True
 
 
 def graph_ms(fn):
-    return cuda_timing.graph_ms(fn, reps=20, replays=15)
+    return graph_timer.graph_ms(fn, calls=20, replays=15)
 
 
 res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
