@@ -7,109 +7,11 @@ attributes to causes (ideal time, channel padding, CBUF refetch, tile/wave quant
 """
 from __future__ import annotations
 
-import math
-import operator
-from dataclasses import dataclass, field, fields
-
 from ..plan import Plan, Step
+from . import copies, dla, gpu
+from .parts import CostParts, StepCost, Tiling, finish
 
-
-# CostParts and Tiling are not frozen: a frozen dataclass sets each field through object.__setattr__, which
-# made building one ten times slower than a dict, and the cost model builds one per step per estimate. Treat
-# them as read-only once a cost function returns them; the DLA conv results it reuses are handed out as copies
-# (cost/dla.py _conv_cost).
-@dataclass(slots=True)
-class Tiling:
-    """The CTA tile a GPU implicit GEMM runs (cost/gpu.py gemm_time): the share of the tiles' work that is
-    real (tile_eff), of the SM slots the waves fill (wave_eff), of the padded GEMM K that is real (k_eff), and
-    the kernel's rate over the GPU peak (rate_eff: efficiency x CTAs per SM)."""
-    tile_eff: float
-    wave_eff: float
-    k_eff: float
-    rate_eff: float
-
-
-@dataclass(slots=True)
-class CostParts:
-    """The pieces of a step's cost that the causes split reads (dlasim/explainer/gap.py), all times in seconds; the
-    defaults mean "not part of this step's cost"."""
-    ideal_s: float | None = None        # the MACs at the peak of the precision the step runs (None: not computed)
-    floor_s: float = 0.0                # what the kernel floor adds above max(compute, memory)
-    ramp_s: float = 0.0                 # GPU: a tensor-core kernel's fixed ramp/tail, inside compute_s
-    stream_ramp_s: float = 0.0          # GPU: the same ramp, inside a GEMV's memory_s
-    float_io_s: float = 0.0             # GPU: memory time of an INT8 layer's FP16/FP32 output and residual bytes
-    kernel_class: str = ""              # GPU: the kernel class (cost/gpu.py kernel_class)
-    simt: bool = False                  # GPU: a CUDA-core (SIMT) convolution, no tensor-core tiles
-    tiling: Tiling | None = None        # GPU: the dense kernel's tiles
-    sparse: str = "off"                 # 2:4 weights: "off" (not asked, not a conv), "ineligible", "too_small", "used"
-    sparse_reason: str = ""             # why not "used"
-    dense_s: float = 0.0                # eligible for 2:4: the dense and the sparse kernel's times
-    sparse_s: float = 0.0
-    sparse_tiling: Tiling | None = None  # GPU: the sparse kernel's tiles, when it runs
-    padding_s: float = 0.0              # DLA: compute above the ideal from channel padding on the MAC array
-    rate_loss_s: float | None = None    # DLA conv: slower-unit cycles + MAC efficiency loss (None: not a DLA conv)
-    refetch_s: float = 0.0              # DLA: DRAM time of the CBUF refetch, inside memory_s
-    weight_stall_s: float = 0.0         # DLA: weight fetches the MAC array waits for, inside compute_s
-    output_bound: bool = False          # DLA: the SDP/PDP output rate, not the MACs, sets compute
-    in_place: bool = False              # nothing moves (concat elimination, a view)
-    concat_copy: bool = False           # GPU Concat: inputs copied in (Step.copied_inputs)
-    copy_kernels: int = 0               # GPU Concat: the copy kernels that bring them in, one per tensor
-    fused_with: str = ""                # the step whose kernel this one runs in (Step.input_on_chip): no launch, floor
-    unmodelled: bool = False            # an op dlasim does not know, priced as two passes over its data
-
-    def to_dict(self) -> dict:
-        """The fields that differ from their defaults, tilings as dicts (a step's "parts" in JSON)."""
-        out = {}
-        for name, default in _PARTS_DEFAULTS:
-            v = getattr(self, name)
-            if v != default:
-                out[name] = {t: getattr(v, t) for t in _TILING_FIELDS} if type(v) is Tiling else v
-        return out
-
-    def copy(self) -> CostParts:
-        return CostParts(*_parts_values(self))
-
-
-_PARTS_DEFAULTS = tuple((f.name, f.default) for f in fields(CostParts))
-_parts_values = operator.attrgetter(*[name for name, _ in _PARTS_DEFAULTS])   # all fields, in order, one call
-_TILING_FIELDS = tuple(f.name for f in fields(Tiling))
-
-
-@dataclass(slots=True)
-class StepCost:
-    compute_s: float
-    memory_s: float
-    overhead_s: float
-    total_s: float
-    bound: str                  # "compute" | "memory" | "overhead"
-    macs: int = 0
-    bytes: int = 0
-    parts: CostParts = field(default_factory=CostParts)
-
-
-def finish(compute_s: float, memory_s: float, overhead_s: float, macs: int = 0, nbytes: int = 0,
-           floor_s: float = 0.0, **parts) -> StepCost:
-    """Combine parts: max(compute, memory, floor) + overhead, and name the bound. `parts`: CostParts fields."""
-    body = max(compute_s, memory_s)
-    bound = "compute" if compute_s >= memory_s else "memory"
-    excess = 0.0
-    if floor_s > body:
-        excess = floor_s - body
-        body = floor_s
-        bound = "overhead"
-    total = body + overhead_s
-    if overhead_s > body:
-        bound = "overhead"
-    return StepCost(compute_s, memory_s, overhead_s, total, bound, int(macs), int(nbytes),
-                    CostParts(floor_s=excess, **parts))
-
-
-def elems(tensors) -> int:
-    """Elements of all `tensors` together (a loop: cheaper than sum() over a generator for one or two)."""
-    total = 0
-    for t in tensors:
-        total += math.prod(t.shape)
-    return total
+__all__ = ["CostParts", "StepCost", "Tiling", "clear_caches", "cost_step", "finish"]
 
 
 def cost_step(step: Step, plan: Plan) -> StepCost:
@@ -120,10 +22,6 @@ def cost_step(step: Step, plan: Plan) -> StepCost:
     if step.device == "dla":
         return dla.layer_cost(step, plan.graph, plan.platform, plan.options.sparsity)
     return gpu.layer_cost(step, plan.graph, plan.platform, plan.options.sparsity)
-
-
-# The cost models import StepCost and finish from this module, so they are imported once it defines them.
-from . import copies, dla, gpu  # noqa: E402
 
 
 def clear_caches() -> None:

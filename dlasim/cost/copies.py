@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..hardware import Platform
 from ..plan import Step
-from . import StepCost, finish
+from .parts import StepCost, finish
 from .gpu import sm_stream_scale
 
 

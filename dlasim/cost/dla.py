@@ -38,7 +38,7 @@ from ..hardware import Dla, Platform
 from ..ir import Graph
 from ..ops import LUT_OPS, SHUFFLES
 from ..plan import Step
-from . import StepCost, elems, finish
+from .parts import StepCost, elems, finish
 from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
 
 

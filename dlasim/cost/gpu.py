@@ -54,7 +54,7 @@ from ..hardware import Gpu, Platform
 from ..ir import Graph
 from ..ops import MATMULS, REDUCTIONS
 from ..plan import Step
-from . import StepCost, Tiling, elems, finish
+from .parts import StepCost, Tiling, elems, finish
 from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
 from .peaks import gpu_peak_macs_per_s
 
