@@ -17,7 +17,7 @@ from .expectation import Expectation
 def step_parts(row: StepRow, ctx: Expectation) -> dict[str, float]:
     """A step's time (ms) as {"ideal": ..., cause code: ..., "other": ...}, each from its own mechanism.
 
-    Layer steps: time = max(compute, memory, floor) + overhead (cost/__init__.finish), and each term is split
+    Layer steps: time = max(compute, memory, floor) + overhead (cost/parts.finish), and each term is split
     by the cost record's own parts:
     - ideal: the step's MACs at the expected rate; sparse_* the 2:4 rate not obtained (dense at the expected
       precision minus the ideal); precision_unsupported the dense ideal at the precision the step runs minus
