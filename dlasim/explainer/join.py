@@ -21,9 +21,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..trtexec import MeasuredLayer
 from .match import Union
+
+if TYPE_CHECKING:          # annotations only: `dlasim explain` without --measured loads no trtexec reader
+    from ..trtexec import MeasuredLayer
 
 
 @dataclass
