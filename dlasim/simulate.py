@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .cost import cost_step
-from .cost.geometry import conv_shape
+from .cost import cost_layer, cost_step
+from .cost.geometry import ConvShape, conv_shape, step_conv_shape
 from .cost.gpu import class_floor, kernel_class, padded_channels
 from .cost.peaks import device_peaks
-from .ops import MAC_OPS
 from .plan import Plan, Step
 from .report import ConvChannels, CopyRow, Estimate, StepRow
 
@@ -16,11 +15,18 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
     rows: list[StepRow] = []
     total = 0.0
     unmodelled = []
-    if plan.report_facts is None:
-        plan.report_facts = ([step_facts(step, plan) for step in plan.steps], device_peaks(plan.platform))
-    facts, peaks = plan.report_facts
+    known = plan.report_facts is not None
+    facts, peaks = plan.report_facts if known else ([], device_peaks(plan.platform))
+    g = plan.graph
     for i, step in enumerate(plan.steps):
-        c = cost_step(step, plan)
+        if step.kind == "layer":
+            cs = step_conv_shape(step, g)          # once for the cost and the report's conv channels
+            c = cost_layer(step, plan, cs)
+        else:
+            cs = None
+            c = cost_step(step, plan)
+        if not known:
+            facts.append(step_facts(step, plan, cs))
         t = c.total_s * 1e3
         total += t
         parts = c.parts
@@ -40,7 +46,8 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
     if plan.precision in ("fp16", "fp32") and any(d.pass_name == "qdq" for d in plan.decisions):
         warnings.append(f"the network has Q/DQ layers (explicit quantization): they make the layers between them "
                         f"INT8 whatever --precision says; --precision={plan.precision} sets the other layers only")
-    g = plan.graph
+    if not known:
+        plan.report_facts = (facts, peaks)
     return Estimate(model=g.name, hardware=plan.platform.label, device=plan.device, precision=plan.precision,
                     batch=plan.batch, sparsity=plan.sparsity, total_ms=total, steps=rows,
                     fallback=list(plan.fallback), dla_subgraphs=plan.dla_subgraphs,
@@ -77,19 +84,20 @@ def _option_warnings(plan: Plan, rows: list[StepRow]) -> list[str]:
     return out
 
 
-def step_facts(step: Step, plan: Plan) -> tuple:
+def step_facts(step: Step, plan: Plan, cs: ConvShape | None) -> tuple:
     """(copy, conv, kernel_floor_ms) of a report row (StepRow): the boundary copy a reformat/transition step
     makes (not a Q/DQ left as a copy); the channels of a layer step's Conv/ConvTranspose/Gemm/MatMul anchor
     (cost/geometry.py conv_shape of that layer alone), with the GPU's tensor-core alignment of the input channels
     per group (cost/gpu.py padded_channels); on the GPU, the floor of its kernel class plus the launch (cost/gpu.py
-    kernel_class, class_floor)."""
+    kernel_class, class_floor). `cs`: the layer step's geometry.step_conv_shape (that of the anchor alone unless
+    the step is horizontally fused)."""
     if step.kind != "layer":
         copy = step.copy
         return (CopyRow(step.inputs[0].name, copy.src, copy.dst) if copy is not None and step.qdq is None
                 else None), None, 0.0
     a = step.anchor
-    cs = conv_shape(a, plan.graph, step.conv if a is step.members[0] else None) if a is not None and \
-        a.op in MAC_OPS else None
+    if step.horizontal_k:           # the fused step's K is its parts' together: the anchor's own shape
+        cs = conv_shape(a, plan.graph, step.conv if a is step.members[0] else None)
     gpu = step.device == "gpu"
     conv = None
     if cs is not None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from ..plan import Plan, Step
 from . import copies, dla, gpu
+from .geometry import ConvShape, step_conv_shape
 from .parts import CostParts, StepCost, Tiling, finish
 
-__all__ = ["CostParts", "StepCost", "Tiling", "clear_caches", "cost_step", "finish"]
+__all__ = ["CostParts", "StepCost", "Tiling", "clear_caches", "cost_layer", "cost_step", "finish"]
 
 
 def cost_step(step: Step, plan: Plan) -> StepCost:
@@ -19,9 +20,15 @@ def cost_step(step: Step, plan: Plan) -> StepCost:
         return copies.copy_cost(step, plan.platform)
     if step.kind == "overhead":
         return dla.launch_cost(step, plan.platform)
+    return cost_layer(step, plan, step_conv_shape(step, plan.graph))
+
+
+def cost_layer(step: Step, plan: Plan, cs: ConvShape | None) -> StepCost:
+    """A layer step's cost, `cs` its convolution shape (geometry.step_conv_shape; None: not a conv/FC/MatMul),
+    for a caller that has it already (simulate.estimate_plan reads it for the report too)."""
     if step.device == "dla":
-        return dla.layer_cost(step, plan.graph, plan.platform, plan.options.sparsity)
-    return gpu.layer_cost(step, plan.graph, plan.platform, plan.options.sparsity)
+        return dla.layer_cost(step, plan.graph, plan.platform, cs, plan.options.sparsity)
+    return gpu.layer_cost(step, plan.graph, plan.platform, cs, plan.options.sparsity)
 
 
 def clear_caches() -> None:

@@ -39,7 +39,7 @@ from ..ir import Graph
 from ..ops import LUT_OPS, SHUFFLES
 from ..plan import Step
 from .parts import StepCost, elems, finish
-from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
+from .geometry import ConvShape, sparse_weight_bytes
 
 
 
@@ -190,18 +190,20 @@ def conv_traffic(cs: ConvShape, dla: Dla, bpe: int, out_bytes: int, extra_in_byt
     return best, best - base, stalled
 
 
-def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") -> StepCost:
+def layer_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape | None, sparsity: str = "disable") -> StepCost:
+    """`cs`: the step's convolution shape (geometry.step_conv_shape), None for a step that is not a conv."""
     dla = plat.dla
-    cs = step_conv_shape(step, g)
     if cs is not None:
         dense = _conv_cost(step, g, plat, cs, False)
         if sparsity == "disable":
             return dense
+        dense.parts = dense.parts.copy()       # the sparsity outcome is written into it: not the cached record's
         ok, why = sparse_eligible(step, cs, dla)
         if not ok:
             dense.parts.sparse, dense.parts.sparse_reason = "ineligible", why
             return dense
         sp = _conv_cost(step, g, plat, cs, True)
+        sp.parts = sp.parts.copy()
         for c in (dense, sp):
             c.parts.dense_s, c.parts.sparse_s = dense.total_s, sp.total_s
         if sp.total_s < dense.total_s:
@@ -245,7 +247,9 @@ def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool
             _CONV.clear()
         hit = _CONV[key] = (plat, _conv_cost_of(plat, cs, p, out_bytes, residual, first, uses_lut, pool, sparse))
     c = hit[1]
-    return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts.copy())
+    # the cached record's parts, shared (read-only, cost/parts.py); layer_cost copies them before writing the
+    # sparsity outcome
+    return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts)
 
 
 def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residual: int, first: bool,

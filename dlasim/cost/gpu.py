@@ -55,7 +55,7 @@ from ..ir import Graph
 from ..ops import MATMULS, REDUCTIONS
 from ..plan import Step
 from .parts import StepCost, Tiling, elems, finish
-from .geometry import ConvShape, sparse_weight_bytes, step_conv_shape
+from .geometry import ConvShape, sparse_weight_bytes
 from .peaks import gpu_peak_macs_per_s
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
@@ -308,9 +308,9 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
                   sparse_s=sparse_t, sparse_tiling=stiling, float_io_s=float_io, **paired)
 
 
-def layer_cost(step: Step, g: Graph, plat: Platform, sparsity: str = "disable") -> StepCost:
+def layer_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape | None, sparsity: str = "disable") -> StepCost:
+    """`cs`: the step's convolution shape (geometry.step_conv_shape), None for a step that is not a conv."""
     gpu = plat.gpu
-    cs = step_conv_shape(step, g)
     if cs is not None:
         return conv_cost(step, g, gpu, plat, cs, sparsity)
     p = step.precision
