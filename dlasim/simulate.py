@@ -25,17 +25,20 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
         else:
             cs = None
             c = cost_step(step, plan)
-        if not known:
-            facts.append(step_facts(step, plan, cs))
+        parts = c.parts
+        if known:
+            copy, conv, floor_ms = facts[i]
+        else:
+            fact = copy, conv, floor_ms = step_facts(step, plan, cs, parts.kernel_class)
+            facts.append(fact)
         t = c.total_s * 1e3
         total += t
-        parts = c.parts
         if parts.unmodelled:
             unmodelled.append(step.name)
         rows.append(StepRow(step.name, step.kind, step.op, step.device, step.precision, t, c.bound,
                             [l.name for l in step.members], c.macs, c.bytes, c.compute_s * 1e3,
                             c.memory_s * 1e3, c.overhead_s * 1e3, step.subgraph, step.reason, parts,
-                            *facts[i]))
+                            copy, conv, floor_ms))
     warnings = []
     if unmodelled:
         warnings.append(f"{len(unmodelled)} layer(s) with operators dlasim does not model were costed "
@@ -84,13 +87,14 @@ def _option_warnings(plan: Plan, rows: list[StepRow]) -> list[str]:
     return out
 
 
-def step_facts(step: Step, plan: Plan, cs: ConvShape | None) -> tuple:
+def step_facts(step: Step, plan: Plan, cs: ConvShape | None, cls: str = "") -> tuple:
     """(copy, conv, kernel_floor_ms) of a report row (StepRow): the boundary copy a reformat/transition step
     makes (not a Q/DQ left as a copy); the channels of a layer step's Conv/ConvTranspose/Gemm/MatMul anchor
     (cost/geometry.py conv_shape of that layer alone), with the GPU's tensor-core alignment of the input channels
     per group (cost/gpu.py padded_channels); on the GPU, the floor of its kernel class plus the launch (cost/gpu.py
     kernel_class, class_floor). `cs`: the layer step's geometry.step_conv_shape (that of the anchor alone unless
-    the step is horizontally fused)."""
+    the step is horizontally fused); `cls`: the kernel class the GPU cost model chose for it (CostParts.kernel_class,
+    the same kernel_class; "" where it set none)."""
     if step.kind != "layer":
         copy = step.copy
         return (CopyRow(step.inputs[0].name, copy.src, copy.dst) if copy is not None and step.qdq is None
@@ -106,5 +110,6 @@ def step_facts(step: Step, plan: Plan, cs: ConvShape | None) -> tuple:
     if not gpu:
         return None, conv, 0.0
     g = plan.platform.gpu
-    cls = kernel_class(a.op if a is not None else step.op, cs, step.precision, g)     # K plays no part in it
+    if not cls:
+        cls = kernel_class(a.op if a is not None else step.op, cs, step.precision, g)     # K plays no part in it
     return None, conv, (class_floor(g, cls) + g.launch_overhead_s) * 1e3
