@@ -144,16 +144,20 @@ def kernel_class(op: str, cs: ConvShape | None, precision: str, gpu: Gpu) -> str
     return "conv"
 
 
-# the classes with a floor of their own in the spec (Gpu fields; None there: the class's default floor)
-_OWN_FLOOR = {"conv1x1": "conv1x1_floor_s", "gemm": "gemm_floor_s", "gemv": "gemv_floor_s",
-              "depthwise": "depthwise_floor_s", "reduce": "reduce_floor_s"}
-
-
 def class_floor(gpu: Gpu, cls: str) -> float:
     """The floor of a kernel class (gpu_tensorrt.md s6.1, s6.2, s6.5): tensor-core classes `kernel_floor_s`,
     memory-bound ones `memory_kernel_floor_s`, unless the class has its own value."""
-    field_name = _OWN_FLOOR.get(cls)
-    own = getattr(gpu, field_name) if field_name is not None else None
+    own = None      # the class's own floor in the spec (None there: the class's default)
+    if cls == "conv1x1":
+        own = gpu.conv1x1_floor_s
+    elif cls == "gemm":
+        own = gpu.gemm_floor_s
+    elif cls == "gemv":
+        own = gpu.gemv_floor_s
+    elif cls == "depthwise":
+        own = gpu.depthwise_floor_s
+    elif cls == "reduce":
+        own = gpu.reduce_floor_s
     if own is not None:
         return own
     return gpu.kernel_floor_s if cls in TENSOR_CLASSES or cls == "gemv" else gpu.memory_kernel_floor_s
