@@ -99,8 +99,8 @@ def step_facts(step: Step, plan: Plan, cs: ConvShape | None, cls: str = "") -> t
         copy = step.copy
         return (CopyRow(step.inputs[0].name, copy.src, copy.dst) if copy is not None and step.qdq is None
                 else None), None, 0.0
-    a = step.anchor
     if step.horizontal_k:           # the fused step's K is its parts' together: the anchor's own shape
+        a = step.anchor
         cs = conv_shape(a, plan.graph, step.conv if a is step.members[0] else None)
     gpu = step.device == "gpu"
     conv = None
@@ -111,5 +111,6 @@ def step_facts(step: Step, plan: Plan, cs: ConvShape | None, cls: str = "") -> t
         return None, conv, 0.0
     g = plan.platform.gpu
     if not cls:
+        a = step.anchor
         cls = kernel_class(a.op if a is not None else step.op, cs, step.precision, g)     # K plays no part in it
     return None, conv, (class_floor(g, cls) + g.launch_overhead_s) * 1e3
