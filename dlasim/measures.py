@@ -127,6 +127,8 @@ def to_ms(value: float, unit: str, batch: int | None, engines: int) -> float:
         return value
     if unit == "us":
         return value / 1e3
+    if unit in ("qps", "img_per_s") and not value > 0:
+        raise DlasimError(f"measured {value!r} {unit}: a rate must be positive")
     if unit == "qps":
         return 1e3 * engines / value
     if unit == "img_per_s":
