@@ -17,8 +17,8 @@ Cases, drawn in turn:
 - validation case columns: `measured` expressions (dlasim.measures), `options` (validate.parse_options).
 Each case runs in a worker process with a memory cap; a case that does not finish within --timeout seconds
 is a hang (the worker is killed and replaced). Counts printed at the end: cases, clean rejections (exit 2,
-one line), accepted, crashes (any other exception, a multi-line or empty error, a worker that died) and
-hangs. The input of each crash or hang is saved under --out with its command.
+one line, no -o file left), accepted, crashes (any other exception, a multi-line or empty error, output
+written by a rejected case, a worker that died) and hangs. The input of each crash or hang is saved under --out with its command.
 """
 from __future__ import annotations
 
@@ -344,10 +344,15 @@ def _run_case(case: dict) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         argv = list(case["argv"])
+        target = os.path.join(os.path.dirname(case.get("path", tempfile.gettempdir())), "fuzz-out.txt")
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(target)
         if case["kind"] in ("file", "flags", "concurrent", "vary", "spec"):
-            argv += ["-o", os.path.join(os.path.dirname(case.get("path", tempfile.gettempdir())), "fuzz-out.txt")]
+            argv += ["-o", target]
         rc = main(argv)
     text = err.getvalue()
+    if rc != 0 and os.path.exists(target):
+        return "crash", f"rc={rc} but {target} was written (half-written output)"
     if rc == 0:
         return "accepted", ""
     if rc == 2 and text.startswith("dlasim: error: ") and text.count("\n") == 1:
