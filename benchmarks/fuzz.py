@@ -7,11 +7,18 @@ Cases, drawn in turn:
   random options: must estimate, or refuse with DlasimError; steps must sum to the total;
 - byte-level mutations (flips, inserted/deleted/duplicated chunks, truncation, hostile tokens such as NaN,
   1e400, -1, deep brackets) of the shared ONNX, JSON, TOML and prototxt files, run through the CLI;
-- random command lines (flags and values, valid and not).
+- random command lines (flags and values, valid and not);
+- `dlasim concurrent`: random and mutated TOML engine files (--engines), --engine texts, --processes,
+  --stages/--cut, --advise with odd --batches/--latency-ms;
+- build-option keywords with odd values through the Python API (dlasim.estimate, BuildOptions.of);
+- `dlasim sweep` and `compare` with odd --vary specs;
+- spec files with mutated `[...sources]` tables and DLA rule entries (via --hw PATH), and rule folders
+  (hardware_specs/rules) with one mutated entry (dlasim.rules.load_rules);
+- validation case columns: `measured` expressions (dlasim.measures), `options` (validate.parse_options).
 Each case runs in a worker process with a memory cap; a case that does not finish within --timeout seconds
 is a hang (the worker is killed and replaced). Counts printed at the end: cases, clean rejections (exit 2,
-one line), accepted, crashes (any other exception, a multi-line or empty error, a worker that died) and
-hangs. The input of each crash or hang is saved under --out with its command.
+one line, no -o file left), accepted, crashes (any other exception, a multi-line or empty error, output
+written by a rejected case, a worker that died) and hangs. The input of each crash or hang is saved under --out with its command.
 """
 from __future__ import annotations
 
@@ -119,6 +126,182 @@ def flags_case(rng: random.Random) -> dict:
     return {"kind": "flags", "argv": [cmd, model] + [rng.choice(FLAG_POOL) for _ in range(rng.randint(0, 6))]}
 
 
+ODD = [None, 0, -1, 1, 2, 7, 1.5, float("nan"), float("inf"), True, False, "", " ", "gpu", "dla", "dla1", "DLA0",
+       "int8", "INT8", "fp16", "best", "fp8", "force", "enable", "x", "int8:dla_hwc4", "fp16:chw16", "fp99:x", ",",
+       "int8:", ":", "a:1x3x8x8", [], [1], {}, {"data": (1, 3, 8, 8)}, {"data": (0, -1)}, {"data": "1x3"},
+       (("data", (1, 3, 8, 8)),), ("data",), b"int8", 10 ** 30, -10 ** 30, object()]
+OPTION_NAMES = ["device", "precision", "batch", "gpu_fallback", "sparsity", "dla_core", "shapes", "input_formats",
+                "output_formats", "nope"]
+ENGINE_KEYS = ["model", "device", "precision", "batch", "input_formats", "output_formats", "gpu_fallback", "label",
+               "dla_core", "time_scale", "hw"]
+TOML_VALUES = ['"zoo:resnet18"', '"zoo:mobilenet_v2"', '"zoo:nope"', '"gpu"', '"dla"', '"dla1"', '"dla9"', '"int8"',
+               '"fp8"', "0", "-1", "3", "1e400", "nan", "inf", "true", "[]", "{}", '["a"]', '{model = "x"}', '""',
+               '"int8:dla_hwc4"', '"fp99:x"', "99999999999999999999", "1979-05-27", "2.5", '"each"', '"one"',
+               '"pipeline"', '"throughput"', '"orin-agx"', '"h200"', '"xavier-agx:30w"', '"nope"']
+SMALL = str(ROOT / "validation" / "data" / "seeds" / "kernel_1x1.prototxt")
+MODELS = ["zoo:resnet18", "zoo:mobilenet_v2", SMALL, "zoo:nope", "", "zoo:", "/nonexistent.onnx"]
+
+
+def _toml_engine_file(rng: random.Random) -> str:
+    lines = []
+    if rng.random() < 0.7:
+        lines.append(f'hw = {rng.choice([chr(34) + "orin-agx" + chr(34), chr(34) + "xavier-agx" + chr(34)] + TOML_VALUES)}')
+    if rng.random() < 0.4:
+        lines.append(f"mode = {rng.choice(TOML_VALUES)}")
+    if rng.random() < 0.4:
+        lines.append(f"processes = {rng.choice(TOML_VALUES)}")
+    if rng.random() < 0.1:
+        lines.append(f"{rng.choice(ENGINE_KEYS)} = {rng.choice(TOML_VALUES)}")
+    for _ in range(rng.choice([0, 1, 1, 2, 3])):
+        lines.append(rng.choice(["[[engine]]", "[[engine]]", "[[engine]]", "[engine]", "[[engines]]"]))
+        if rng.random() < 0.9:
+            lines.append(f'model = {rng.choice(TOML_VALUES[:3] + [chr(34) + SMALL + chr(34)])}')
+        for _ in range(rng.randint(0, 4)):
+            lines.append(f"{rng.choice(ENGINE_KEYS)} = {rng.choice(TOML_VALUES)}")
+    return "\n".join(lines) + "\n"
+
+
+def concurrent_case(rng: random.Random, workdir: Path) -> dict:
+    """`dlasim concurrent` with an engines file (random or mutated), --engine texts and flags."""
+    argv = ["concurrent"]
+    path = None
+    r = rng.random()
+    if r < 0.45:
+        path = workdir / "engines.toml"
+        text = _toml_engine_file(rng).encode()
+        path.write_bytes(mutate(text, rng) if rng.random() < 0.5 else text)
+        argv += ["--engines", str(path)]
+    elif r < 0.75:
+        for _ in range(rng.randint(1, 3)):
+            parts = [rng.choice(MODELS[:3] + MODELS)]
+            for _ in range(rng.randint(0, 3)):
+                k = rng.choice(ENGINE_KEYS + ["", "=", "device"])
+                parts.append(f"{k}={str(rng.choice(ODD))}" if rng.random() < 0.9 else k)
+            argv += ["--engine", ",".join(parts)]
+    elif r < 0.88:
+        argv += [rng.choice(MODELS[:3]), "--cut", rng.choice(["conv1", "x", ",", "", "prob", "res2a"]),
+                 "--stages", rng.choice(["dla0,gpu", "gpu", "dla0,dla1,gpu", ",", "tpu,gpu", "dla,gpu", ""])]
+    else:
+        argv += [m for m in rng.sample(MODELS, rng.randint(0, 2))] + ["--advise"]
+        if rng.random() < 0.7:
+            argv += ["--batches", rng.choice(["1,2", "0", "-1", "a", ",", "", "1,,2", "99999", "1e3", " 2 "])]
+        if rng.random() < 0.5:
+            argv += ["--latency-ms", rng.choice(["0", "-1", "nan", "inf", "1e-9", "20", "x"])]
+    extra = ["--hw", rng.choice(["orin-agx", "xavier-agx", "h200", "nvdla-small", "orin-agx:", "nope"]),
+             "--processes", rng.choice(["each", "one", "both"]), "--mode", rng.choice(["throughput", "pipeline", "x"]),
+             "--iterations", rng.choice(["1", "0", "-3", "1000000", "x"]), "--batch", rng.choice(["1", "0", "-1", "x"]),
+             "--precision", rng.choice(["int8", "fp32", "fp8"]), "--inputIOFormats", rng.choice(["int8:chw32", "fp99:x", ","]),
+             "--format", rng.choice(["json", "table", "html", "csv"])]
+    for i in rng.sample(range(0, len(extra), 2), rng.randint(0, 4)):
+        argv += extra[i:i + 2]
+    if "--format" not in argv:
+        argv += ["--format", "json"]
+    case = {"kind": "concurrent", "argv": argv, "path": str(path or workdir / "engines.toml")}
+    return case
+
+
+def options_case(rng: random.Random) -> dict:
+    """Odd build-option keywords through the Python API."""
+    kw = {rng.choice(OPTION_NAMES): rng.choice(ODD) for _ in range(rng.randint(1, 4))}
+    return {"kind": "options", "fn": rng.choice(["estimate", "of", "replace"]), "model": rng.choice(MODELS[:3]),
+            "hw": rng.choice(["orin-agx", "h200", "xavier-agx"]), "kw": kw}
+
+
+VARY_KEYS = ["precision", "sparsity", "device", "batch", "hw", "model", "dla_core", "nope", "", " batch "]
+VARY_VALUES = ["fp16", "int8", "best", "fp8", "force", "enable", "gpu", "dla", "tpu", "1", "0", "-1", "2", "a",
+               "1e3", "99999999999", "orin-agx", "h200", "nope", "xavier-agx:30w", "zoo:resnet18", "zoo:nope", "",
+               " ", "=", "NaN"]
+
+
+def vary_case(rng: random.Random) -> dict:
+    cmd = rng.choice(["sweep", "sweep", "compare"])
+    argv = [cmd, rng.choice(MODELS[:3])]
+    valid = {"precision": ["fp16", "int8", "best"], "batch": ["1", "2"], "hw": ["orin-agx", "xavier-agx"],
+             "device": ["dla", "gpu"], "sparsity": ["disable", "force"]}
+    for _ in range(rng.randint(0, 3)):
+        key = rng.choice(VARY_KEYS)
+        pool = valid[key] if key in valid and rng.random() < 0.6 else VARY_VALUES
+        vals = ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4)))
+        argv += ["--vary", f"{key}={vals}" if rng.random() < 0.7 else rng.choice([key, f"={vals}", f"{key}=={vals}"])]
+    if cmd == "sweep":
+        argv += ["--no-progress"] + (["--workers", rng.choice(["0", "-1", "x", "1"])] if rng.random() < 0.2 else [])
+    argv += ["--hw", rng.choice(["orin-agx", "h200", "xavier-agx"]), "--format", rng.choice(["json", "csv", "table"])]
+    return {"kind": "vary", "argv": argv}
+
+
+SOURCE_VALUES = ['""', '" "', '"ref/dla.md"', "{ value = 1 }", '{ source = "" }', '["x"]', '{ c = 0, source = "x" }',
+                 '{ value = -1, source = "x" }', '{ values = [], source = "x" }', '{ hint = 1, source = "x" }']
+
+
+def _toml_mutations(text: str, rng: random.Random) -> str:
+    """Line-level edits of a TOML spec or rule file: drop a line, change a value, a source, a key."""
+    lines = text.splitlines()
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        idx = [i for i, ln in enumerate(lines) if "=" in ln and not ln.lstrip().startswith("#")]
+        heads = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("[")]
+        if not idx:
+            break
+        i = rng.choice(idx)
+        key, _, val = lines[i].partition("=")
+        op = rng.randrange(8)
+        if op == 0:
+            del lines[i]
+        elif op == 1:
+            lines[i] = f"{key}= {rng.choice(TOML_VALUES)}"
+        elif op == 2 and "source" in val:                  # an inline table: mutate its source or drop it
+            lines[i] = key + "=" + val.replace("source", rng.choice(["sourc", "source2", "value"]), 1)
+        elif op == 3:
+            lines[i] = f"{rng.choice(['zzz', 'source', 'sources', '_', 'value', 'c'])} {'='}{val}"
+        elif op == 4 and heads:                            # rename or empty a table
+            j = rng.choice(heads)
+            lines[j] = rng.choice(["[sources]", "[dla.sources]", "[zzz]", "[]", lines[j] + "x", ""])
+        elif op == 5:
+            lines.insert(i, lines[i])                      # duplicate key
+        elif op == 6:
+            lines[i] = f"{key}= {rng.choice(SOURCE_VALUES)}"
+        else:
+            lines[i] = key + "=" + val.replace('"', "", 1)
+    return "\n".join(lines) + "\n"
+
+
+def spec_case(rng: random.Random, workdir: Path) -> dict:
+    """A spec file with mutated sources / rule entries through --hw PATH, or a rule folder with one mutated file."""
+    if rng.random() < 0.6:
+        seed = rng.choice(sorted((ROOT / "hardware_specs").glob("*.toml")))
+        path = workdir / "spec.toml"
+        path.write_text(_toml_mutations(seed.read_text(), rng))
+        argv = ["estimate", SMALL if rng.random() < 0.7 else "zoo:resnet18", "--hw", str(path), "--format", "json"]
+        if rng.random() < 0.4:
+            argv += ["--device", rng.choice(["gpu", "dla"])]
+        return {"kind": "spec", "argv": argv, "seed": str(seed), "path": str(path)}
+    folder = workdir / "rules"
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(ROOT / "hardware_specs" / "rules", folder)
+    seed = rng.choice(sorted(folder.glob("*.toml")))
+    seed.write_text(_toml_mutations(seed.read_text(), rng))
+    return {"kind": "rules", "folder": str(folder), "seed": seed.name, "path": str(seed)}
+
+
+MEASURED = ["median(shared/data/public_measurements.csv:{c})", "csvsum(validation/data/public_measurements.csv:{c}:{k})",
+            "json(validation/data/h200/x.json:{c})", "fps_gap_ms(validation/data/public_measurements.csv:{c}:{k})",
+            "dla_gap_ms({c}|{k})", "profile_total({c})", "trex_gpu_median({c})", "nope({c})", "{c}", "median({c})",
+            "csvsum({c})", "json({c})", "fps_gap_ms({c})", "json(:{c})"]
+FRAGMENTS = ["", ":", "a", "x=1", "x=A|B", "name=a|b", "1e400", "-1", "NaN", "[", "]", "[k=v]", "a.b[k=v].c", "0",
+             "/etc/hostname", "validation/data", "/dev/null", "..", "1|2", "a=b=c", "=", "|", "value"]
+
+
+def measures_case(rng: random.Random) -> dict:
+    if rng.random() < 0.7:
+        expr = rng.choice(MEASURED).format(c=rng.choice(FRAGMENTS), k=rng.choice(FRAGMENTS))
+        return {"kind": "measures", "fn": "measured", "arg": expr,
+                "unit": rng.choice(["ms", "us", "qps", "img_per_s", "", "fps", "MS"]),
+                "batch": rng.choice([None, 0, 1, 8]), "engines": rng.choice([1, 0, 2])}
+    items = [f"{rng.choice(['input_formats', 'shapes', 'gpu_fallback', 'dla_core', 'sparsity', 'batch', ''])}"
+             f"{rng.choice(['=', '=', ''])}{rng.choice(FRAGMENTS + ['data:1x3x8x8', 'x:0x3', 'a:b', '1.5', 'int8:dla_hwc4'])}"
+             for _ in range(rng.randint(0, 3))]
+    return {"kind": "measures", "fn": "options", "arg": ";".join(items)}
+
+
 def graph_cases(rng: random.Random, n: int = 400) -> list[dict]:
     """`n` (network plan, options) pairs drawn by hypothesis from the property tests' strategies."""
     from hypothesis import HealthCheck, given, seed, settings
@@ -156,18 +339,56 @@ def _run_case(case: dict) -> tuple[str, str]:
         if any(not f.reason for f in e.fallback):
             return "crash", f"fallback without a reason: {plan} {cfg}"
         return "accepted", ""
+    if case["kind"] in ("options", "rules", "measures"):
+        return _api_case(case)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         argv = list(case["argv"])
-        if case["kind"] == "file" or case["kind"] == "flags":
-            argv += ["-o", os.path.join(os.path.dirname(case.get("path", tempfile.gettempdir())), "fuzz-out.txt")]
+        target = os.path.join(os.path.dirname(case.get("path", tempfile.gettempdir())), "fuzz-out.txt")
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(target)
+        if case["kind"] in ("file", "flags", "concurrent", "vary", "spec"):
+            argv += ["-o", target]
         rc = main(argv)
     text = err.getvalue()
+    if rc != 0 and os.path.exists(target):
+        return "crash", f"rc={rc} but {target} was written (half-written output)"
     if rc == 0:
         return "accepted", ""
     if rc == 2 and text.startswith("dlasim: error: ") and text.count("\n") == 1:
         return "rejected", ""
     return "crash", f"rc={rc} stderr={text[:500]!r}"
+
+
+def _api_case(case: dict) -> tuple[str, str]:
+    """A Python-API case: must return, or raise DlasimError with a one-line message."""
+    import dlasim
+    from dlasim.build_options import BuildOptions
+    try:
+        if case["kind"] == "options":
+            kw = case["kw"]
+            if case["fn"] == "estimate":
+                dlasim.estimate(case["model"], hw=case["hw"], **kw)
+            elif case["fn"] == "of":
+                BuildOptions.of(**kw)
+            else:
+                BuildOptions().replace(**kw)
+        elif case["kind"] == "rules":
+            from dlasim.rules import load_rules
+            load_rules(case["folder"])
+        elif case["fn"] == "measured":
+            from dlasim.measures import measured_value, to_ms
+            to_ms(measured_value(case["arg"], ROOT), case["unit"], case["batch"], case["engines"])
+        else:
+            from dlasim.validate import parse_options
+            kw = parse_options(case["arg"])
+            BuildOptions.of(**{k: v for k, v in kw.items()})
+    except dlasim.DlasimError as e:
+        text = str(e)
+        if not text or "\n" in text:
+            return "crash", f"DlasimError message not one line: {text[:300]!r}"
+        return "rejected", ""
+    return "accepted", ""
 
 
 def _worker(conn) -> None:
@@ -231,8 +452,10 @@ def main() -> int:
             r = rng.random()
             if r < 0.25 and not graphs:
                 graphs = graph_cases(rng)
-            case = (graphs.pop() if r < 0.25 else flags_case(rng) if r < 0.35
-                    else file_case(rng.choice(seeds), rng, workdir))
+            case = (graphs.pop() if r < 0.25 else flags_case(rng) if r < 0.32
+                    else concurrent_case(rng, workdir) if r < 0.44 else options_case(rng) if r < 0.52
+                    else vary_case(rng) if r < 0.60 else spec_case(rng, workdir) if r < 0.70
+                    else measures_case(rng) if r < 0.78 else file_case(rng.choice(seeds), rng, workdir))
             result = worker.run(case, a.timeout)
             if result is None:
                 worker.kill()
@@ -264,7 +487,7 @@ def main() -> int:
     print(f"cases: {counts['cases']}  clean rejections: {counts['rejected']}  accepted: {counts['accepted']}  "
           f"crashes: {counts['crash']}  hangs: {counts['hang']}")
     for kind, k in sorted(by_kind.items()):
-        print(f"  {kind:<6} " + "  ".join(f"{o}: {n}" for o, n in sorted(k.items())))
+        print(f"  {kind:<10} " + "  ".join(f"{o}: {n}" for o, n in sorted(k.items())))
     if counts["crash"] or counts["hang"]:
         print(f"inputs of crashes and hangs: {out}")
     return 1 if counts["crash"] or counts["hang"] else 0

@@ -126,7 +126,7 @@ class Dla(_Block):
     version: Literal["v1", "v2", "nvdla"]
     cores: int = Field(ge=1)
     clock_hz: float = Field(gt=0)
-    precisions: tuple[Precision, ...]
+    precisions: tuple[Precision, ...] = Field(min_length=1)     # the build falls back to the first
     mac_atomic_c: int = Field(ge=1)
     mac_atomic_k_int8: int = Field(ge=1)
     mac_atomic_k_fp16: int = Field(ge=0)        # 0: no FP16 on this configuration
@@ -179,7 +179,7 @@ class Dla(_Block):
 
 class Gpu(_Block):
     arch: str
-    compute_capability: str
+    compute_capability: str = Field(pattern=r"^[0-9]+\.[0-9]+$")   # MAJOR.MINOR, e.g. 8.7
     sm_count: int = Field(ge=1)
     clock_hz: float = Field(gt=0)
     fma_per_clk_per_sm_fp32: float = Field(gt=0)   # FP32 path TensorRT uses (TF32 tensor cores on Ampere+)

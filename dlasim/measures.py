@@ -52,9 +52,23 @@ def _json_select(data, path: str):
 
 
 def measured_value(expr: str, root: Path | None = None) -> float:
-    """The measured number of a case, in the case's unit (see the module notes)."""
+    """The measured number of a case, in the case's unit (see the module notes). An expression that does
+    not parse, or names a missing file, column or row, is a one-line DlasimError naming the expression."""
     root = data_root() if root is None else root
     expr = expr.strip()
+    try:
+        return _value(expr, root)
+    except OSError as e:
+        raise DlasimError(f"measured {expr!r}: cannot read {e.filename or 'the data file'} ({e.strerror or e})") from None
+    except KeyError as e:
+        raise DlasimError(f"measured {expr!r}: no column or key {e.args[0]!r} in the data file") from None
+    except (ValueError, IndexError, TypeError, statistics.StatisticsError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DlasimError(f"measured {expr!r}: expected a number or one of median, csvsum, json, fps_gap_ms, "
+                          f"dla_gap_ms, profile_total, trex_gpu_median with its arguments ({msg})") from None
+
+
+def _value(expr: str, root: Path) -> float:
     m = re.fullmatch(r"(\w+)\((.*)\)", expr, flags=re.S)
     if not m:
         return float(expr)
@@ -113,6 +127,8 @@ def to_ms(value: float, unit: str, batch: int | None, engines: int) -> float:
         return value
     if unit == "us":
         return value / 1e3
+    if unit in ("qps", "img_per_s") and not value > 0:
+        raise DlasimError(f"measured {value!r} {unit}: a rate must be positive")
     if unit == "qps":
         return 1e3 * engines / value
     if unit == "img_per_s":

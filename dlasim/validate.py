@@ -88,6 +88,8 @@ def parse_options(text: str) -> dict:
         elif key == "gpu_fallback":
             out[key] = value.lower() in ("1", "true", "yes", "on")
         elif key == "dla_core":
+            if not value.isdigit():
+                raise DlasimError(f"options: dla_core must be an integer >= 0, got {value!r}")
             out[key] = int(value)
         else:
             raise DlasimError(f"options: unknown key {key!r}")

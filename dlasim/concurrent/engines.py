@@ -90,10 +90,12 @@ def make_engine(fields: dict, where: str) -> Engine:
 
 
 def _int(v, where: str, key: str) -> int:
-    try:
+    """An integer from a TOML integer or CLI text; a float, bool or other value is refused (not truncated)."""
+    if type(v) is int:
+        return v
+    if isinstance(v, str) and v.strip().lstrip("+-").isdigit():
         return int(v)
-    except (TypeError, ValueError):
-        raise DlasimError(f"{where}: {key} must be an integer, got {v!r}") from None
+    raise DlasimError(f"{where}: {key} must be an integer, got {v!r}")
 
 
 def parse_engine(text: str, defaults: dict | None = None) -> Engine:

@@ -1,0 +1,96 @@
+"""Bad inputs found by benchmarks/fuzz.py: each is a one-line DlasimError (exit 2 on the CLI), not a traceback."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dlasim import DlasimError
+from dlasim.cli import main
+from dlasim.concurrent.engines import load_engines, parse_engine
+from dlasim.measures import measured_value, to_ms
+from dlasim.validate import parse_options
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "hardware_specs"
+SMALL = str(ROOT / "validation" / "data" / "seeds" / "kernel_1x1.prototxt")
+
+
+def _one_line_error(argv, capsys) -> str:
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.startswith("dlasim: error: ") and err.count("\n") == 1, err
+    return err
+
+
+@pytest.mark.parametrize("expr", ["json(a)", "json(:x=1)", "median(nope.csv:value)", "1|2", ":",
+                                  "csvsum(x)", "fps_gap_ms(])", "json(/etc/hostname)",
+                                  "csvsum(validation/data/public_measurements.csv:value:name=nope)"])
+def test_bad_measured_expression_is_one_line_error(expr):
+    with pytest.raises(DlasimError) as e:
+        measured_value(expr, ROOT)
+    assert "\n" not in str(e.value) and "measured" in str(e.value)
+
+
+def test_measured_missing_column_names_it(tmp_path):
+    (tmp_path / "m.csv").write_text("name,value\na,2\nb,4\n")
+    assert measured_value("median(m.csv:value)", tmp_path) == 3.0       # the well-formed case still reads
+    with pytest.raises(DlasimError, match="'fps'"):
+        measured_value("median(m.csv:fps)", tmp_path)
+
+
+@pytest.mark.parametrize("unit", ["qps", "img_per_s"])
+def test_zero_rate_is_refused(unit):
+    with pytest.raises(DlasimError, match="positive"):
+        to_ms(0.0, unit, 1, 2)
+    assert to_ms(500.0, "qps", 1, 2) == pytest.approx(4.0)              # 1000 * 2 engines / 500 qps
+
+
+@pytest.mark.parametrize("text", ["dla_core=NaN", "dla_core=-1", "dla_core=data:1x3"])
+def test_options_dla_core_must_be_integer(text):
+    with pytest.raises(DlasimError, match="dla_core"):
+        parse_options(text)
+    assert parse_options("dla_core=1") == {"dla_core": 1}
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "2.5", "true", '"x"'])
+def test_engine_file_batch_must_be_integer(tmp_path, value):
+    p = tmp_path / "e.toml"
+    p.write_text(f'[[engine]]\nmodel = "zoo:resnet18"\nbatch = {value}\n')
+    with pytest.raises(DlasimError, match="batch must be an integer"):
+        load_engines(str(p))
+    p.write_text('[[engine]]\nmodel = "zoo:resnet18"\nbatch = 4\n')
+    assert load_engines(str(p))[0][0].batch == 4
+
+
+def test_engine_text_dla_core_refuses_float():
+    with pytest.raises(DlasimError, match="dla_core must be an integer"):
+        parse_engine("zoo:resnet18,device=dla,dla_core=1.5")
+    assert parse_engine("zoo:resnet18,device=dla,dla_core=1").dla_core == 1
+
+
+def test_engine_file_inf_batch_cli(tmp_path, capsys):
+    p = tmp_path / "e.toml"
+    p.write_text('[[engine]]\nmodel = "zoo:resnet18"\nbatch = inf\n')
+    assert "engine 1: batch" in _one_line_error(["concurrent", "--engines", str(p)], capsys)
+
+
+def _edit(src: str, pattern: str, repl: str, tmp_path) -> str:
+    text = (SPECS / src).read_text()
+    new, n = re.subn(pattern, repl, text, count=1, flags=re.M)
+    assert n == 1
+    out = tmp_path / src
+    out.write_text(new)
+    return str(out)
+
+
+def test_spec_empty_dla_precisions(tmp_path, capsys):
+    hw = _edit("nvdla-small.toml", r"^precisions = .*$", "precisions = []", tmp_path)
+    assert "dla.precisions" in _one_line_error(["estimate", SMALL, "--hw", hw], capsys)
+
+
+def test_spec_bad_compute_capability(tmp_path, capsys):
+    hw = _edit("orin-agx.toml", r"^compute_capability = .*$", 'compute_capability = "ref/dla"', tmp_path)
+    assert "gpu.compute_capability" in _one_line_error(["estimate", "zoo:resnet18", "--hw", hw], capsys)
