@@ -16,11 +16,7 @@ from typing import Mapping
 
 from .errors import SpecError
 from .resources import spec_dir
-
-try:
-    import tomllib
-except ModuleNotFoundError:            # Python 3.10: the same parser, published as tomli
-    import tomli as tomllib
+from .safeio import load_toml
 
 RULES_DIR = spec_dir() / "rules"
 
@@ -54,13 +50,8 @@ class Rules:
 
 
 def _read(folder: Path, name: str) -> tuple[str, dict]:
-    path = folder / name
-    try:
-        return str(path), tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SpecError(f"{path}: cannot read the rule file ({e.strerror or e})") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"{path}: not valid TOML ({e})") from None
+    path = str(folder / name)
+    return path, load_toml(path, "rule file", error=SpecError)
 
 
 def _table(path: str, data: dict, name: str) -> dict:

@@ -86,6 +86,23 @@ def read_text(path, what: str = "file", limit: int = TEXT_LIMIT, error: type[Dla
                     f"({e.reason} at byte {e.start})") from None
 
 
+def load_toml(path, what: str = "TOML file", error: type[DlasimError] = ModelError) -> dict:
+    """Parse a TOML file (regular, capped) or raise one line; nesting beyond Python's recursion limit is
+    refused like load_json's."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:        # Python 3.10
+        import tomli as tomllib
+    p = os.fspath(path)
+    text = read_text(p, what, error=error)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{p}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise error(f"{p}: not valid TOML (arrays or tables nest too deeply)") from None
+
+
 def load_json(path, what: str = "JSON file", error: type[DlasimError] = ModelError):
     """Parse a JSON file (regular, capped) or raise one line; nesting beyond Python's recursion limit is
     refused (json raises RecursionError there; real trtexec / trex files nest 6 levels at most)."""

@@ -79,6 +79,21 @@ def test_a_missing_table_or_a_bad_value_is_refused(tmp_path):
         rules.load_rules(folder)
 
 
+def test_an_unreadable_or_too_deeply_nested_rule_file_is_one_line(tmp_path):
+    # the rule files are read like every other user file (safeio.load_toml): a FIFO is refused before it is
+    # opened and TOML nested past the recursion limit is a SpecError, not a RecursionError
+    import os
+    folder = _copy(tmp_path)
+    (folder / "formats.toml").write_text("a = " + "[" * 5000 + "]" * 5000)
+    with pytest.raises(SpecError, match=r"formats.toml: not valid TOML \(arrays or tables nest too deeply\)"):
+        rules.load_rules(folder)
+    folder = _copy(tmp_path / "b")
+    (folder / "sparsity.toml").unlink()
+    os.mkfifo(folder / "sparsity.toml")
+    with pytest.raises(SpecError, match=r"sparsity.toml: cannot read rule file \(a FIFO"):
+        rules.load_rules(folder)
+
+
 def test_rules_are_immutable():
     r = rules.RULES
     assert isinstance(r.gpu_int8_ops, frozenset) and isinstance(r.sparsity.gpu_ops, frozenset)

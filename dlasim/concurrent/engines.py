@@ -9,13 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-try:                                   # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:            # Python 3.10 (hardware.py does the same)
-    import tomli as tomllib
-
 from ..errors import DlasimError
-from ..safeio import read_text
+from ..safeio import load_toml
 
 _KEYS = ("device", "precision", "batch", "input_formats", "output_formats", "gpu_fallback", "label",
          "dla_core", "model")
@@ -114,13 +109,7 @@ def parse_engine(text: str, defaults: dict | None = None) -> Engine:
 
 def load_engines(path: str, defaults: dict | None = None) -> tuple[list[Engine], dict]:
     """Engines from a TOML file: optional top-level `hw`, `mode`, `processes`, and `[[engine]]` tables."""
-    text = read_text(path, "engines file", error=DlasimError)    # a regular file, capped (a FIFO is refused)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise DlasimError(f"{path}: not valid TOML ({e})") from None
-    except RecursionError:
-        raise DlasimError(f"{path}: not valid TOML (arrays or tables nest too deeply)") from None
+    data = load_toml(path, "engines file", error=DlasimError)    # a regular file, capped (a FIFO is refused)
     tables = data.get("engine")
     if not isinstance(tables, list) or not tables:
         raise DlasimError(f"{path}: expected [[engine]] tables (model, device, precision, batch, ...)")
