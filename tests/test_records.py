@@ -1,5 +1,7 @@
 """Stages hand each other typed records (dlasim/plan.py Step fields, Copy, KernelPair, Fallback; dlasim/cost
 CostParts, Tiling), not string-keyed side channels, and no fact is recovered from the text meant for people."""
+import dataclasses
+import pickle
 import re
 from pathlib import Path
 
@@ -70,9 +72,33 @@ def test_cost_parts_json_is_the_fields_that_differ_from_their_defaults():
     p = CostParts(ideal_s=0.0, sparse="used", tiling=Tiling(tile_eff=1.0, wave_eff=0.5, k_eff=1.0, rate_eff=0.8))
     assert p.to_dict() == {"ideal_s": 0.0, "sparse": "used",      # 0.0 is not None: an ideal that was computed
                            "tiling": {"tile_eff": 1.0, "wave_eff": 0.5, "k_eff": 1.0, "rate_eff": 0.8}}
-    q = p.copy()
-    q.ideal_s = 1.0
+    q = dataclasses.replace(p, ideal_s=1.0)
     assert q == CostParts(ideal_s=1.0, sparse="used", tiling=p.tiling) and p.ideal_s == 0.0
+
+
+def test_cost_parts_and_tilings_are_immutable():
+    """The DLA conv costs the cost model reuses share their CostParts across estimates: none may change."""
+    from dlasim.cost import CostParts, Tiling
+    p = CostParts(ideal_s=1e-3, tiling=Tiling(1.0, 0.5, 1.0, 0.8))
+    for obj, name in ((p, "ideal_s"), (p, "sparse"), (p.tiling, "wave_eff")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, name, 0.25)
+    with pytest.raises(TypeError, match="sparse_typo"):
+        CostParts(sparse_typo="used")
+    assert p.ideal_s == 1e-3 and p.tiling.wave_eff == 0.5 and p.sparse == "off" and CostParts().sparse == "off"
+    assert pickle.loads(pickle.dumps(p)) == p and hash(p) == hash(CostParts(ideal_s=1e-3, tiling=p.tiling))
+
+
+def test_reused_dla_conv_parts_survive_a_sparse_estimate():
+    """A sparsity outcome is a new CostParts, not written into the conv cost the next estimate reuses."""
+    import dlasim
+    dlasim.clear_caches()
+    dense = dlasim.estimate("zoo:resnet18", "orin-agx", device="dla", precision="int8")
+    sparse = dlasim.estimate("zoo:resnet18", "orin-agx", device="dla", precision="int8", sparsity="force")
+    again = dlasim.estimate("zoo:resnet18", "orin-agx", device="dla", precision="int8")
+    assert any(r.parts.sparse == "used" for r in sparse.steps)
+    assert [r.parts for r in again.steps] == [r.parts for r in dense.steps]
+    assert all(r.parts.sparse == "off" for r in again.steps)
 
 
 def test_copy_record_says_whether_it_touches_the_dla():

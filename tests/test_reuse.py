@@ -1,6 +1,8 @@
 """Reused results (plans by graph content, conv costs by layer facts) never go stale and never leak state."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import dlasim
@@ -69,8 +71,11 @@ def test_cached_estimate_equals_uncached_and_results_are_independent():
     from dlasim.simulate import estimate_plan
     plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, BuildOptions("dla", "int8")))
     assert warm.to_dict(parts=True) == cold.to_dict(parts=True) == plain.to_dict(parts=True)
-    # changing one result changes no later one (rows, parts, fallback are the caller's own)
-    warm.steps[1].parts.ideal_s = -1.0
+    # changing one result changes no later one (rows and fallback are the caller's own; parts, shared with the
+    # reused conv costs, cannot change)
+    conv = next(r for r in warm.steps if r.op == "Conv")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        conv.parts.ideal_s = -1.0
     warm.steps[1].layers.append("x")
     again = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     assert again.to_dict(parts=True) == cold.to_dict(parts=True)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 
 from .. import rules
 from ..hardware import Dla, Platform
@@ -197,19 +198,16 @@ def layer_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape | None, spars
         dense = _conv_cost(step, g, plat, cs, False)
         if sparsity == "disable":
             return dense
-        dense.parts = dense.parts.copy()       # the sparsity outcome is written into it: not the cached record's
         ok, why = sparse_eligible(step, cs, dla)
         if not ok:
-            dense.parts.sparse, dense.parts.sparse_reason = "ineligible", why
+            dense.parts = replace(dense.parts, sparse="ineligible", sparse_reason=why)
             return dense
         sp = _conv_cost(step, g, plat, cs, True)
-        sp.parts = sp.parts.copy()
-        for c in (dense, sp):
-            c.parts.dense_s, c.parts.sparse_s = dense.total_s, sp.total_s
+        times = dict(dense_s=dense.total_s, sparse_s=sp.total_s)
         if sp.total_s < dense.total_s:
-            sp.parts.sparse = "used"
+            sp.parts = replace(sp.parts, sparse="used", **times)
             return sp
-        dense.parts.sparse, dense.parts.sparse_reason = "too_small", _no_gain(dense)
+        dense.parts = replace(dense.parts, sparse="too_small", sparse_reason=_no_gain(dense), **times)
         return dense
     return _sdp_cost(step, g, plat)
 
@@ -247,8 +245,7 @@ def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool
             _CONV.clear()
         hit = _CONV[key] = (plat, _conv_cost_of(plat, cs, p, out_bytes, residual, first, uses_lut, pool, sparse))
     c = hit[1]
-    # the cached record's parts, shared (read-only, cost/parts.py); layer_cost copies them before writing the
-    # sparsity outcome
+    # the cached record's parts, shared (CostParts is frozen); layer_cost replaces them with the sparsity outcome
     return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts)
 
 

@@ -4,15 +4,16 @@ cost models (copies, dla, gpu) import these from here, so the package imports th
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass, field, fields
 
 
-# CostParts and Tiling are not frozen: a frozen dataclass sets each field through object.__setattr__, which
-# made building one ten times slower than a dict, and the cost model builds one per step per estimate. Treat
-# them as read-only once a cost function returns them; the DLA conv results it reuses are handed out as copies
-# (cost/dla.py _conv_cost).
-@dataclass(slots=True)
+# CostParts and Tiling are frozen (assigning a field raises FrozenInstanceError): the DLA conv results the cost
+# model reuses share one CostParts between the rows of every estimate (cost/dla.py _conv_cost), and a changed
+# one would change them all. dataclasses.replace makes a changed copy. The generated __init__ of a frozen
+# dataclass sets each field through object.__setattr__, six times slower than a plain one for CostParts' 23
+# fields, and the cost model builds one per step per estimate: so __init__ writes the fields it is given
+# straight into the instance __dict__ and the others read their class-level defaults.
+@dataclass(frozen=True, init=False)
 class Tiling:
     """The CTA tile a GPU implicit GEMM runs (cost/gpu.py gemm_time): the share of the tiles' work that is
     real (tile_eff), of the SM slots the waves fill (wave_eff), of the padded GEMM K that is real (k_eff), and
@@ -22,8 +23,15 @@ class Tiling:
     k_eff: float
     rate_eff: float
 
+    def __init__(self, tile_eff: float, wave_eff: float, k_eff: float, rate_eff: float):
+        d = self.__dict__
+        d["tile_eff"] = tile_eff
+        d["wave_eff"] = wave_eff
+        d["k_eff"] = k_eff
+        d["rate_eff"] = rate_eff
 
-@dataclass(slots=True)
+
+@dataclass(frozen=True, init=False)
 class CostParts:
     """The pieces of a step's cost that the causes split reads (dlasim/explainer/gap.py), all times in seconds; the
     defaults mean "not part of this step's cost"."""
@@ -51,6 +59,11 @@ class CostParts:
     fused_with: str = ""                # the step whose kernel this one runs in (Step.input_on_chip): no launch, floor
     unmodelled: bool = False            # an op dlasim does not know, priced as two passes over its data
 
+    def __init__(self, **parts):
+        if not _PARTS_NAMES.issuperset(parts):
+            raise TypeError(f"CostParts: unknown field(s) {', '.join(sorted(set(parts) - _PARTS_NAMES))}")
+        self.__dict__.update(parts)
+
     def to_dict(self) -> dict:
         """The fields that differ from their defaults, tilings as dicts (a step's "parts" in JSON)."""
         out = {}
@@ -60,12 +73,10 @@ class CostParts:
                 out[name] = {t: getattr(v, t) for t in _TILING_FIELDS} if type(v) is Tiling else v
         return out
 
-    def copy(self) -> CostParts:
-        return CostParts(*_parts_values(self))
-
 
 _PARTS_DEFAULTS = tuple((f.name, f.default) for f in fields(CostParts))
-_parts_values = operator.attrgetter(*[name for name, _ in _PARTS_DEFAULTS])   # all fields, in order, one call
+_PARTS_NAMES = frozenset(name for name, _ in _PARTS_DEFAULTS)
+_new = object.__new__
 _TILING_FIELDS = tuple(f.name for f in fields(Tiling))
 
 
@@ -94,8 +105,11 @@ def finish(compute_s: float, memory_s: float, overhead_s: float, macs: int = 0, 
     total = body + overhead_s
     if overhead_s > body:
         bound = "overhead"
-    return StepCost(compute_s, memory_s, overhead_s, total, bound, int(macs), int(nbytes),
-                    CostParts(floor_s=excess, **parts))
+    if not _PARTS_NAMES.issuperset(parts):
+        raise TypeError(f"CostParts: unknown field(s) {', '.join(sorted(set(parts) - _PARTS_NAMES))}")
+    cp = _new(CostParts)             # CostParts(floor_s=excess, **parts) without a second pass over the keywords
+    cp.__dict__.update(parts, floor_s=excess)
+    return StepCost(compute_s, memory_s, overhead_s, total, bound, int(macs), int(nbytes), cp)
 
 
 def elems(tensors) -> int:
