@@ -136,3 +136,34 @@ def test_dla_only_build_names_a_rewrite_for_single_op_silu_and_gelu():
     for op, words in (("Swish", "Sigmoid and Mul"), ("Gelu", "Mul, Add and Tanh")):
         with pytest.raises(dlasim.errors.BuildError, match=words):
             dlasim.estimate(_net(op), XAVIER, device="dla", precision="fp16", gpu_fallback=False)
+
+
+@pytest.mark.parametrize("act", ["Sigmoid", "Tanh"])
+def test_int8_conv_with_a_fused_lut_activation_runs_fp16_as_its_reason_says(act):
+    """Orin DLA INT8: Sigmoid/Tanh run by auto-upgrading to FP16 (dla.md s3.2), and the conv that carries one
+    through its SDP is one hardware layer: its precision, bytes and MAC cycles are FP16, as the reason says."""
+    orin = hardware("orin-agx")
+    dla = orin.dla
+    b = GraphBuilder("lut")
+    x = b.input("x", (1, 64, 56, 56))
+    g = b.build([b.op(act, [b.conv(x, 64, 3, name="c")], {}, name="a")])
+    e = dlasim.estimate(g, orin, device="dla", precision="int8")
+    (step,) = _layers(e)
+    assert step.name == "c + a" and step.reason == f"INT8 {act} runs in FP16 on DLA"
+    assert step.precision == "fp16"
+    plan = dlasim.build(g, orin, device="dla", precision="int8")
+    assert next(s for s in plan.steps if s.kind == "layer").precision == "fp16"
+    fmap = 64 * 56 * 56
+    assert step.bytes == 2 * fmap + 64 * 64 * 9 * 2 + 2 * fmap == 876544     # FP16 in, weights, out
+    # MAC cycles: ceil(64 / 64) x ceil(64 / 32 FP16 kernels) atoms x 9 taps x 3136 pixels (stripes of 32 take
+    # 16-cycle weight loads: 1568 < 3136); the LUT's 200704 elements at 16/cycle (12544) are fewer
+    assert dla.atomic_k("fp16") == 32 and dla.sdp_eltwise_elems_per_cycle == 16
+    assert step.compute_ms == pytest.approx(2 * 9 * 3136 / dla.clock_hz * 1e3)        # 0.03528 ms
+    assert step.time_ms == pytest.approx(2 * 9 * 3136 / dla.clock_hz * 1e3 + dla.layer_overhead_s * 1e3)
+    copies = [s for s in e.steps if s.kind == "reformat"]
+    assert [s.copy.dst[0] for s in copies] == ["fp16", "fp32"]       # the input is copied in as FP16
+    # the same conv with ReLU stays INT8: half the bytes, 128 INT8 kernels per atom
+    b = GraphBuilder("relu")
+    x = b.input("x", (1, 64, 56, 56))
+    relu = _layers(dlasim.estimate(b.build([b.relu(b.conv(x, 64, 3))]), orin, device="dla", precision="int8"))
+    assert [(s.precision, s.reason, s.bytes) for s in relu] == [("int8", "", fmap + 64 * 64 * 9 + fmap)]

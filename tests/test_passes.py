@@ -236,6 +236,21 @@ def test_loadable_limit_sends_later_regions_to_gpu():
     assert all(s.subgraph < 16 for s in p.steps)
 
 
+def test_a_dla_step_past_the_loadable_limit_runs_in_the_gpu_precision():
+    """INT8: conv + Sigmoid runs FP16 on the DLA (its LUT), but moved to the GPU by the loadable limit it runs
+    INT8 as a GPU conv + Sigmoid does, with nothing left saying it runs wider than asked."""
+    b = GraphBuilder("chain")
+    y = b.input("x", (1, 16, 16, 16))
+    for i in range(18):
+        y = b.mish(b.sigmoid(b.conv(y, 16, 3, name=f"c{i}"), name=f"s{i}"), name=f"m{i}")
+    steps = {s.name: s for s in plan(b.build([y]), ORIN, precision="int8").steps if s.kind == "layer"}
+    on_dla, moved = steps["c0 + s0"], steps["c17 + s17"]
+    assert (on_dla.device, on_dla.precision, on_dla.precision_unsupported) == ("dla", "fp16", True)
+    assert "INT8 Sigmoid runs in FP16 on DLA" in on_dla.reason
+    assert (moved.device, moved.precision, moved.precision_unsupported) == ("gpu", "int8", False)
+    assert "past the 16th DLA loadable" in moved.reason
+
+
 def test_boundary_reformats_and_io_formats_remove_them():
     b = GraphBuilder("t")
     x = b.input("x", (1, 3, 32, 32))
@@ -260,7 +275,7 @@ def test_int8_sigmoid_runs_fp16_on_dla_with_reason():
     x = b.input("x", (1, 16, 8, 8))
     g = b.build([b.sigmoid(b.conv(x, 16, 3)), b.sigmoid(x, name="alone")])
     fused, alone = [s for s in plan(g, precision="int8").steps if s.kind == "layer"]
-    assert fused.precision == "int8" and "INT8 Sigmoid runs in FP16" in fused.reason
+    assert fused.precision == "fp16" and "INT8 Sigmoid runs in FP16" in fused.reason
     assert fused.precision_unsupported
     assert alone.precision == "fp16" and alone.precision_unsupported
 

@@ -59,6 +59,10 @@ def fuse(plan) -> None:
         if s.precision_unsupported:
             head.precision_unsupported = True
             head.reason = head.reason or s.reason
+            if head.device == "dla":
+                # one hardware layer runs one precision: a member that must run wider (INT8 Sigmoid/Tanh run
+                # in FP16, passes/place.py) takes the conv with it (dla.md s3.2 Activation row [INF])
+                head.precision = s.precision
         plan.decisions.append(Decision(s.name, "fuse", into, s.op + after))
 
     for head in steps:

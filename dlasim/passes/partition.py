@@ -8,6 +8,8 @@ At most `max_loadables_per_core` loadables fit one core (s3.1); later ones fall 
 from __future__ import annotations
 
 from ..plan import Decision, Fallback, FallbackKind
+from ..precision import run_precision
+from .place import gpu_precision
 
 
 def partition(plan) -> None:
@@ -20,11 +22,15 @@ def partition(plan) -> None:
             if max(regions) < limit or plan.device != "dla":
                 break
             # regions are numbered in execution order; the ones past the limit go to the GPU
+            gpu_p = run_precision("gpu", plan.precision)
             reason = f"past the {limit}th DLA loadable of core {plan.dla_core} (at most {limit} per core)"
             for step, r in zip(steps, regions):
                 if r >= limit:
                     step.device = "gpu"
                     step.reason = reason
+                    # the precision the GPU runs it in, not the DLA's (INT8 Sigmoid/Tanh run FP16 on the DLA only)
+                    step.precision, why = gpu_precision(step, gpu_p)
+                    step.precision_unsupported = bool(why)
                     for layer in step.members:
                         plan.fallback.append(Fallback(layer.name, layer.op, reason, FallbackKind.LOADABLE_LIMIT))
                     plan.decisions.append(Decision(step.name, "partition", "gpu fallback", reason))

@@ -79,7 +79,6 @@ def assign_precision(plan) -> None:
     dla_fp16_only = frozenset(dla.support.int8_fp16_only_ops) if dla is not None else frozenset()
     gpu_p = run_precision("gpu", want)
     tf32 = plan.platform.gpu is not None and plan.platform.gpu.tf32
-    gpu_int8_ops = rules.RULES.gpu_int8_ops     # hardware_specs/rules/precision.toml
     g = plan.graph
     for step in plan.steps:
         if step.device == "dla":
@@ -93,16 +92,25 @@ def assign_precision(plan) -> None:
                     step.reason = f"INT8 {min(slow)} runs in FP16 on DLA"
                     _mark_unsupported(plan, step, p)
         else:
-            p = gpu_p
-            if p == "int8":
-                odd = [l.op for l in step.members if l.op not in gpu_int8_ops and l.op not in QDQ]
-                if odd:
-                    p = "fp16"
-                    step.reason = step.reason or f"{min(odd)} has no INT8 kernel; runs in FP16"
-                    _mark_unsupported(plan, step, p)
+            p, why = gpu_precision(step, gpu_p)
+            if why:
+                step.reason = step.reason or why
+                _mark_unsupported(plan, step, p)
         step.precision = p
         if p == "fp32" and step.device == "gpu" and tf32 and step.op == "Conv" and _image_conv(step, g):
             step.simt = True
+
+
+def gpu_precision(step, gpu_p: str) -> tuple[str, str]:
+    """(precision, why it is not `gpu_p`, else "") of a GPU step, `gpu_p` the GPU's precision for the one asked:
+    an INT8 build runs FP16 where a member has no INT8 kernel (hardware_specs/rules/precision.toml). Also for
+    a DLA step the partition pass moves to the GPU (passes/partition.py): it runs as the GPU runs it."""
+    if gpu_p == "int8":
+        int8_ops = rules.RULES.gpu_int8_ops
+        odd = [l.op for l in step.members if l.op not in int8_ops and l.op not in QDQ]
+        if odd:
+            return "fp16", f"{min(odd)} has no INT8 kernel; runs in FP16"
+    return gpu_p, ""
 
 
 def _mark_unsupported(plan, step, precision: str) -> None:
