@@ -82,6 +82,7 @@ class Step:
     fused_pool: Layer | None = None           # DLA: the pooling layer the PDP runs after the conv (passes/fuse.py)
     horizontal_k: int = 0                     # GPU: output channels of horizontally fused convs, 0 if none
     copied_inputs: tuple[str, ...] = ()       # GPU Concat: the inputs copied in, not written in place
+    image_input: bool = False                 # DLA conv: reads the network input as kDLA_HWC4 (passes/reformat.py)
     output_on_chip: KernelPair | None = None  # the output goes on chip to the partner (one kernel with it)
     input_on_chip: KernelPair | None = None   # the input comes on chip from the partner (one kernel with it)
     # (kernel, stride, pads, dilation) of members[0] when it is a Conv/ConvTranspose, parsed once by the fold

@@ -29,7 +29,7 @@ def test_dla_conv_cycles_seed000_3x3_int8():
     # 528 -> 256, 3x3, 14x14, batch 32, INT8 on a 64x32 atom: ceil(528/64)=9 C-atoms, 256/32=8 K-atoms,
     # 32*196 = 6272 output pixels per block (>= 16, full stripes): 9*8*9*6272 cycles
     cs = ConvShape(32, 528, 14, 14, 256, 14, 14, 3, 3)
-    cycles, ideal = conv_cycles(cs, DLA, "int8", first_layer=False)
+    cycles, ideal = conv_cycles(cs, DLA, "int8", image_input=False)
     assert cycles == 9 * 8 * 9 * 6272
     assert ideal == pytest.approx(32 * 256 * 196 * 528 * 9 / 2048)
     # FP16: 16 kernels per atom -> twice the K-atoms
@@ -49,7 +49,7 @@ def test_dla_fc_batch1_runs_at_6_25_percent():
 
 def test_dla_image_mode_first_layer_half_utilisation():
     cs = ConvShape(1, 3, 224, 224, 64, 112, 112, 7, 7, stride=2)
-    cycles, ideal = conv_cycles(cs, DLA, "fp16", first_layer=True)
+    cycles, ideal = conv_cycles(cs, DLA, "fp16", image_input=True)
     assert cycles == pytest.approx(ideal / 0.5)
 
 
@@ -251,12 +251,12 @@ def test_dla_hw_ops_multi_batch_only_for_direct_conv():
     # dla.md s1.2: only direct convolution runs several images per operation, at most 32 (nv_full maxBatch)
     assert DLA.multi_batch_max == 32
     dc = ConvShape(64, 64, 56, 56, 64, 56, 56, 3, 3)
-    assert hw_ops(dc, DLA, first_layer=False) == 2                      # ceil(64 / 32)
+    assert hw_ops(dc, DLA, image_input=False) == 2                      # ceil(64 / 32)
     assert hw_ops(ConvShape(32, 64, 56, 56, 64, 56, 56, 3, 3), DLA, False) == 1
     assert hw_ops(ConvShape(33, 64, 56, 56, 64, 56, 56, 3, 3), DLA, False) == 2
     img = ConvShape(32, 3, 32, 32, 64, 16, 16, 3, 3, stride=2)           # image-input mode: one image per op
-    assert hw_ops(img, DLA, first_layer=True) == 32
-    assert hw_ops(img, DLA.model_copy(update={"multi_batch_max": None}), first_layer=True) == 1
+    assert hw_ops(img, DLA, image_input=True) == 32
+    assert hw_ops(img, DLA.model_copy(update={"multi_batch_max": None}), image_input=True) == 1
 
 
 def test_dla_first_conv_at_batch_32_pays_the_layer_overhead_per_image():

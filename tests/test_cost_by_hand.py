@@ -274,6 +274,35 @@ def test_only_the_networks_first_conv_runs_in_image_mode():
     assert c2.compute_ms == pytest.approx(9216 / (XAVIER.dla.clock_hz * XAVIER.dla.mac_eff("fp16")) * 1e3)
 
 
+def test_a_chw32_input_is_read_by_a_direct_conv_not_image_mode():
+    """dla.md s1.2/s3.4: image-input mode is the kDLA_HWC4 input; a 3-channel input given as kCHW32
+    (--inputIOFormats=int8:chw32) is read by a direct convolution, C padded to the 32-byte atom (s1.4).
+    Orin INT8, 3 -> 64 channels, 3x3 pad 1 on 224 x 224 (50176 output pixels)."""
+    orin = hardware("orin-agx")
+    dla, hz = orin.dla, orin.dla.clock_hz
+    bw = orin.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
+    assert (dla.mac_atomic_c, dla.mac_atomic_k_int8, dla.sdp_elems_per_cycle) == (64, 128, 64)
+    b = GraphBuilder("img")
+    g = b.build([b.conv(b.input("x", (1, 3, 224, 224)), 64, 3, name="c")])
+    pix, out, wt = 224 * 224, 224 * 224 * 64, 64 * 3 * 9          # INT8: one byte each
+    est = dlasim.estimate(g, orin, device="dla", precision="int8", input_formats="int8:chw32")
+    assert not [s for s in est.steps if s.kind == "reformat" and s.name.startswith("x ")]   # read as given
+    c = next(s for s in est.steps if s.name == "c")
+    # direct conv: ceil(3/64) x ceil(64/128) = 1 atom x 9 taps x 50176 pixels (stripes of 32 pixels need
+    # 16-cycle weight loads: 25088 < 50176) = 451584 cycles, above the SDP's 64 x 50176 / 64 = 50176
+    assert c.compute_ms == pytest.approx(9 * pix / hz * 1e3)                          # 0.28224 ms
+    assert c.bytes == pix * 32 + wt + out == 4818624                                   # C 3 -> 32 bytes a pixel
+    assert c.memory_ms == pytest.approx(c.bytes / bw * 1e3)
+    # the same input as kDLA_HWC4 (and the FP32 default, copied into it) runs image mode: 4 bytes a pixel,
+    # MACs at half the ideal rate (3 x 64 x 9 x 50176 / 8192 / 0.5 = 21168 cycles), so the SDP bounds it
+    for fmt in ("int8:dla_hwc4", None):
+        kw = {"input_formats": fmt} if fmt else {}
+        img = next(s for s in dlasim.estimate(g, orin, device="dla", precision="int8", **kw).steps
+                   if s.name == "c")
+        assert img.bytes == pix * 4 + wt + out == 3413696
+        assert img.compute_ms == pytest.approx(pix * 64 / 64 / hz * 1e3)              # 0.03136 ms
+
+
 def test_orin_depthwise_processor_has_no_channel_padding():
     # a depthwise conv on Orin's depthwise processor runs at its own rate, no MAC atoms to pad (cost/dla.py)
     b = GraphBuilder("t")

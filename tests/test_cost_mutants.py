@@ -102,7 +102,7 @@ def test_dla_image_mode_covers_four_channel_inputs():
     # dla.md s1.2: image-input mode for 1-4 channels; ideal / utilisation
     dla = hardware("xavier-agx").dla
     cs = ConvShape(1, 4, 64, 64, 32, 64, 64, 3, 3)
-    cycles, ideal = conv_cycles(cs, dla, "fp16", first_layer=True)
+    cycles, ideal = conv_cycles(cs, dla, "fp16", image_input=True)
     assert cycles == pytest.approx(ideal / dla.image_mode_utilization)
 
 

@@ -108,29 +108,30 @@ def sparse_eligible(step: Step, cs: ConvShape, dla: Dla) -> tuple[bool, str]:
     return True, ""
 
 
-def image_mode(cs: ConvShape, first_layer: bool) -> bool:
-    """Image-input mode: the network's first conv on a 1-4 channel input (s1.2 image-input mode)."""
-    return first_layer and cs.c <= 4 and not cs.transposed
+def image_mode(cs: ConvShape, image_input: bool) -> bool:
+    """Image-input mode: the network's first conv reading its 1-4 channel input as kDLA_HWC4 (s1.2
+    image-input mode; Step.image_input, set by passes/reformat.py)."""
+    return image_input and cs.c <= 4 and not cs.transposed
 
 
-def hw_ops(cs: ConvShape, dla: Dla, first_layer: bool) -> int:
+def hw_ops(cs: ConvShape, dla: Dla, image_input: bool) -> int:
     """Hardware operations a conv step of batch N needs (s1.2 [SPEC]: only direct convolution runs several
     images per operation, up to multi_batch_max; image-input mode one image per operation)."""
     if dla.multi_batch_max is None:
         return 1
-    if image_mode(cs, first_layer):
+    if image_mode(cs, image_input):
         return cs.n
     return math.ceil(cs.n / dla.multi_batch_max)
 
 
-def conv_cycles(cs: ConvShape, dla: Dla, precision: str, first_layer: bool,
+def conv_cycles(cs: ConvShape, dla: Dla, precision: str, image_input: bool,
                 sparse: bool = False) -> tuple[float, float]:
     """(MAC-array cycles, ideal dense cycles) of a convolution on the DLA (dla.md s1.2). With 2:4 `sparse`
     weights an atomic op covers 2 x atomic_c input channels (s3.6, the module docstring)."""
     ak = dla.atomic_k(precision)
     ideal = cs.macs / (dla.mac_atomic_c * ak)
     ac = dla.mac_atomic_c * (2 if sparse else 1)
-    if image_mode(cs, first_layer):
+    if image_mode(cs, image_input):
         return ideal / dla.image_mode_utilization, ideal
     if on_depthwise_processor(cs, dla):
         # Orin's depthwise processor (s6.1 block list), at its own rate, no MAC atoms
@@ -195,14 +196,14 @@ def layer_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape | None, spars
     """`cs`: the step's convolution shape (geometry.step_conv_shape), None for a step that is not a conv."""
     dla = plat.dla
     if cs is not None:
-        dense = _conv_cost(step, g, plat, cs, False)
+        dense = _conv_cost(step, plat, cs, False)
         if sparsity == "disable":
             return dense
         ok, why = sparse_eligible(step, cs, dla)
         if not ok:
             dense.parts = replace(dense.parts, sparse="ineligible", sparse_reason=why)
             return dense
-        sp = _conv_cost(step, g, plat, cs, True)
+        sp = _conv_cost(step, plat, cs, True)
         times = dict(dense_s=dense.total_s, sparse_s=sp.total_s)
         if sp.total_s < dense.total_s:
             sp.parts = replace(sp.parts, sparse="used", **times)
@@ -230,40 +231,40 @@ def clear_caches() -> None:
     _CONV.clear()
 
 
-def _conv_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape, sparse: bool) -> StepCost:
+def _conv_cost(step: Step, plat: Platform, cs: ConvShape, sparse: bool) -> StepCost:
     p = step.precision
     bpe = _bpe(p)
     out_bytes = _fmaps_bytes(step.outputs, bpe)
     residual = _fmaps_bytes(step.inputs[1:], bpe)
-    first = bool(step.inputs and step.inputs[0].name in g.inputs)
+    image = step.image_input
     uses_lut = not LUT_OPS.isdisjoint([l.op for l in step.members])
     pool = step.fused_pool is not None
-    key = (id(plat), cs, p, out_bytes, residual, first, uses_lut, pool, sparse)
+    key = (id(plat), cs, p, out_bytes, residual, image, uses_lut, pool, sparse)
     hit = _CONV.get(key)
     if hit is None or hit[0] is not plat:
         if len(_CONV) >= CONV_CACHE_SIZE:
             _CONV.clear()
-        hit = _CONV[key] = (plat, _conv_cost_of(plat, cs, p, out_bytes, residual, first, uses_lut, pool, sparse))
+        hit = _CONV[key] = (plat, _conv_cost_of(plat, cs, p, out_bytes, residual, image, uses_lut, pool, sparse))
     c = hit[1]
     # the cached record's parts, shared (CostParts is frozen); layer_cost replaces them with the sparsity outcome
     return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts)
 
 
-def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residual: int, first: bool,
+def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residual: int, image: bool,
                   uses_lut: bool, pool: bool, sparse: bool) -> StepCost:
     """One conv step's cost from its shape, precision, output and residual bytes, whether it reads the
-    network input, runs the LUT or a fused pool, and 2:4 weights."""
+    network input in image-input mode (kDLA_HWC4), runs the LUT or a fused pool, and 2:4 weights."""
     dla = plat.dla
     bpe = _bpe(p)
     hz = dla.clock_hz
     bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
-    mac_cycles, ideal = conv_cycles(cs, dla, p, first, sparse)
+    mac_cycles, ideal = conv_cycles(cs, dla, p, image, sparse)
     conv_out = cs.n * cs.k * cs.p * cs.q
     sdp_rate = dla.sdp_eltwise_elems_per_cycle if uses_lut else dla.sdp_elems_per_cycle
     sdp_cycles = conv_out / sdp_rate
     pdp_cycles = conv_out / dla.pdp_elems_per_cycle if pool else 0.0
     cycles = max(mac_cycles, sdp_cycles, pdp_cycles)
-    traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual, sparse, image_mode(cs, first))
+    traffic, refetch, stalled = conv_traffic(cs, dla, bpe, out_bytes, residual, sparse, image_mode(cs, image))
     eff = dla.mac_eff(p)
     stall_s = stalled / bw
     compute = cycles / (hz * eff) + stall_s
@@ -278,7 +279,7 @@ def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residua
     unit_rate_s = (cycles - run) / (hz * eff) - pad_s
     efficiency_s = run / hz * (1.0 / eff - 1.0)
     rate_loss_s = unit_rate_s + efficiency_s
-    ops = hw_ops(cs, dla, first)
+    ops = hw_ops(cs, dla, image)
     return finish(compute, traffic / bw, dla.layer_overhead_s * ops, cs.macs, traffic,
                   ideal_s=ideal / hz, padding_s=pad_s, rate_loss_s=rate_loss_s, refetch_s=refetch / bw,
                   weight_stall_s=stall_s,

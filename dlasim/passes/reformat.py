@@ -37,7 +37,9 @@ def native_format(device: str, precision: str, tf32: bool = False) -> str:
 def image_input(step: Step, tensor) -> bool:
     """A DLA step whose conv reads the network input `tensor` of 1-4 channels: image-input mode
     (dla.md s1.2: channel extension for 1-, 3- or 4-channel inputs, exposed as kDLA_HWC4, C' in {1, 4, 4},
-    s3.4), so the copy into DLA memory writes that format (cost/dla.py image_mode prices the conv so)."""
+    s3.4), so the copy into DLA memory writes that format. Only an input read as kDLA_HWC4 is an image
+    input: one given as kCHW16/kCHW32 (or kDLA_LINEAR) is read by a direct convolution, C padded to the
+    32-byte atom (s1.4); Step.image_input records which (cost/dla.py prices the conv so)."""
     a = step.anchor
     return (a is not None and a.op == "Conv" and len(tensor.shape) == 4 and tensor.shape[1] <= 4)
 
@@ -112,11 +114,13 @@ def insert_reformats(plan) -> None:
                        else True))
                 if step.device == "gpu" and have == ("fp32", "linear") and step.precision == "fp32":
                     ok = True
+                image = i == 0 and step.device == "dla" and image_input(step, t)
                 if not ok:
-                    if i == 0 and step.device == "dla" and image_input(step, t):
+                    if image:
                         want = (want[0], "dla_hwc4")
                     add_copy("reformat", t, have, want, step.device,
                              f"network input {have[0]}:{have[1]} -> {step.device.upper()} {want[0]}:{want[1]}")
+                step.image_input = image and (not ok or have[1] == "dla_hwc4")
                 continue
             p = producer.get(t.name)
             if p is None:
