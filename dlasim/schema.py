@@ -329,9 +329,33 @@ class ConcurrentAdviceDoc(Document):
     best: Optional[BestBody] = Field(description="the best candidate simulated together (no timeline)")
 
 
+class SweepPoint(_Doc):
+    hw: str
+    device: Literal["dla", "gpu"]
+    precision: Literal["fp32", "fp16", "int8", "best"]
+    sparsity: Literal["disable", "enable", "force"]
+    batch: int = Field(ge=1)
+    total_ms: Optional[float] = Field(gt=0, description="latency of one inference of the batch; null when the "
+                                                         "estimate failed (error says why)")
+    throughput_per_s: Optional[float] = Field(description="batch inferences per second of latency")
+    dla_subgraphs: int = Field(ge=0)
+    transitions: int = Field(ge=0)
+    fallback_layers: int = Field(ge=0)
+    pareto: bool = Field(description="no other point has lower or equal latency and higher or equal throughput")
+    error: str
+
+
+class SweepDoc(Document):
+    """`dlasim sweep --format json`."""
+    model: str
+    varied: list[Literal["precision", "batch", "hw", "device", "sparsity"]] = Field(min_length=1)
+    points: list[SweepPoint] = Field(min_length=1, description="every combination of the --vary values")
+    pareto: list[int] = Field(description="indices into points of the latency/throughput Pareto set")
+
+
 DOCUMENTS = {"estimate": EstimateDoc, "explain": ExplainDoc, "explain-measured": MeasuredExplainDoc,
              "compare": CompareDoc, "profile": ProfileDoc, "inspect": InspectDoc,
-             "concurrent": ConcurrentDoc, "concurrent-advice": ConcurrentAdviceDoc}
+             "concurrent": ConcurrentDoc, "concurrent-advice": ConcurrentAdviceDoc, "sweep": SweepDoc}
 
 
 def schemas() -> dict[str, dict]:

@@ -53,6 +53,10 @@ CASES = [
                     "--engine", "zoo:mobilenet_v2,device=dla1,batch=2"]),
     ("concurrent-advice", ["concurrent", "zoo:resnet18", "zoo:googlenet", "--hw", "orin-agx", "--advise",
                            "--latency-ms", "20", "--batches", "1,4"]),
+    ("sweep", ["sweep", "zoo:resnet18", "--hw", "orin-agx", "--no-progress", "--vary", "precision=fp16,int8",
+               "--vary", "batch=1,2"]),
+    ("sweep", ["sweep", "zoo:resnet18", "--hw", "orin-agx", "--no-progress", "--vary", "hw=orin-agx,a100",
+               "--vary", "device=dla"]),         # the A100 has no DLA: a point with an error and no latency
 ]
 
 
@@ -113,3 +117,15 @@ def test_code_points_at_the_design_notes_in_the_repository():
         for line in path.read_text().splitlines():
             if "DESIGN.md" in line:
                 assert "docs/DESIGN.md" in line, f"{path.relative_to(ROOT)}: {line.strip()}"
+
+
+def test_sweep_document_is_versioned_with_its_warnings(capsys):
+    """`dlasim sweep --format json` is a document like the others: schema_version first, warnings last."""
+    doc = out_of(capsys, "sweep", "zoo:resnet18", "--hw", "orin-agx", "--no-progress", "--vary", "batch=1,2",
+                 "--workspace=1024")
+    assert list(doc)[0] == "schema_version" and doc["schema_version"] == "1" and list(doc)[-1] == "warnings"
+    assert any("--workspace" in w for w in doc["warnings"])        # an ignored trtexec flag, named
+    assert [p["batch"] for p in doc["points"]] == [1, 2]
+    with pytest.raises(ValidationError):
+        S.SweepDoc.model_validate({k: v for k, v in doc.items() if k != "schema_version"})
+

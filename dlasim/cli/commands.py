@@ -267,4 +267,7 @@ def cmd_sweep(a) -> Output:
     r, opts, warnings = _prepare(a)
     _check_model(r.model)
     a.model = r.model
-    return Output(sweep(a, opts), tuple(warnings), a.format == "table")
+    out = sweep(a, opts)
+    if isinstance(out, dict):            # --format json: a versioned document like the other commands'
+        return Output(document(out, warnings), tuple(warnings), False)
+    return Output(out, tuple(warnings), a.format == "table")

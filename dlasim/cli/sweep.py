@@ -1,8 +1,6 @@
 """`dlasim sweep`: its options and handler over dlasim/sweep.py (the grid, the Pareto set and its outputs)."""
 from __future__ import annotations
 
-import json
-
 from ..errors import DlasimError
 from ..sweep import KEYS, parse_vary, sweep, to_csv, to_html, to_table
 
@@ -19,8 +17,10 @@ def add_options(p) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr (default: a bar)")
 
 
-def cmd(a, options: dict) -> str:
-    """The `dlasim sweep` handler; `options` are the resolved model options (hw, shapes and the estimate keywords)."""
+def cmd(a, options: dict) -> str | dict:
+    """The `dlasim sweep` handler; `options` are the resolved model options (hw, shapes and the estimate keywords).
+    The text of the table, CSV or HTML; for --format json the result's dict, which the caller makes a
+    versioned document (cli/commands.py document)."""
     if a.format == "html" and not a.output:
         raise DlasimError("--format html needs -o FILE")
     if a.workers < 1:
@@ -38,7 +38,7 @@ def cmd(a, options: dict) -> str:
         progress = progress_bar(n, "sweep")
     res = sweep(a.model, options, vary, workers=a.workers, backend=a.backend, progress=progress)
     if a.format == "json":
-        return json.dumps(res.to_dict(), indent=2)
+        return res.to_dict()
     if a.format == "csv":
         return to_csv(res)
     if a.format == "html":
