@@ -14,7 +14,7 @@ Cases, drawn in turn:
 - `dlasim sweep` and `compare` with odd --vary specs;
 - spec files with mutated `[...sources]` tables and DLA rule entries (via --hw PATH), and rule folders
   (hardware_specs/rules) with one mutated entry (dlasim.rules.load_rules);
-- validation case columns: `measured` expressions (dlasim.measures), `options` (validate.parse_options).
+- validation case columns: `measured` expressions (dlasim.measures), `options` (measures.parse_options).
 Each case runs in a worker process with a memory cap; a case that does not finish within --timeout seconds
 is a hang (the worker is killed and replaced). Counts printed at the end: cases, clean rejections (exit 2,
 one line, no -o file left), accepted, crashes (any other exception, a multi-line or empty error, output
@@ -380,7 +380,7 @@ def _api_case(case: dict) -> tuple[str, str]:
             from dlasim.measures import measured_value, to_ms
             to_ms(measured_value(case["arg"], ROOT), case["unit"], case["batch"], case["engines"])
         else:
-            from dlasim.validate import parse_options
+            from dlasim.measures import parse_options
             kw = parse_options(case["arg"])
             BuildOptions.of(**{k: v for k, v in kw.items()})
     except dlasim.DlasimError as e:

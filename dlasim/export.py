@@ -47,7 +47,7 @@ def to_onnx(graph, path=None, weights: str = "random", opset: int | None = None)
     opset: the ONNX opset to declare; default the lowest that has every op of the graph (17 or 18).
     Raises ModelError (a layer dlasim does not know, or an op the opset lacks, names the layer).
     """
-    from .importers.onnx import onnx_module
+    from .onnx_package import onnx_module
 
     onnx = onnx_module(path or graph.name, "writing")
     from onnx import helper, numpy_helper

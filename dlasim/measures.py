@@ -1,4 +1,6 @@
-"""The measured side of a validation case: the `measured` expression read from its data file, in ms.
+"""The columns of a validation case read into values: its `options` as estimate keywords (parse_options, shared
+by dlasim/validate.py and dlasim/concurrent/cases.py), and its measured side, the `measured` expression read
+from its data file, in ms.
 
 measured (a number, or read from the data file the source names):
     median(PATH:COLUMN)               median of a CSV column ('#' lines are comments)
@@ -136,3 +138,27 @@ def to_ms(value: float, unit: str, batch: int | None, engines: int) -> float:
             raise DlasimError("unit img_per_s needs a batch")
         return 1e3 * batch * engines / value
     raise DlasimError(f"unknown unit {unit!r}")
+
+
+def parse_options(text: str) -> dict:
+    """`input_formats=int8:dla_hwc4;shapes=input:1x3x768x1280` -> keyword arguments of dlasim.estimate."""
+    from .importers import parse_shapes
+    out: dict = {}
+    for item in filter(None, (p.strip() for p in (text or "").split(";"))):
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq:
+            raise DlasimError(f"options: expected key=value, got {item!r}")
+        if key in ("input_formats", "output_formats", "sparsity"):
+            out[key] = value
+        elif key == "shapes":
+            out[key] = parse_shapes(value)
+        elif key == "gpu_fallback":
+            out[key] = value.lower() in ("1", "true", "yes", "on")
+        elif key == "dla_core":
+            if not value.isdigit():
+                raise DlasimError(f"options: dla_core must be an integer >= 0, got {value!r}")
+            out[key] = int(value)
+        else:
+            raise DlasimError(f"options: unknown key {key!r}")
+    return out

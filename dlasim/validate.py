@@ -41,7 +41,7 @@ import statistics
 from pathlib import Path
 
 from .errors import DlasimError
-from .measures import data_path, measured_value, to_ms
+from .measures import data_path, measured_value, parse_options, to_ms
 from .ops import MAC_OPS
 from .resources import data_root
 
@@ -70,30 +70,6 @@ def load_cases(path: str | Path | None = None) -> list[dict]:
             raise DlasimError(f"{path}: case {r['name'].strip()}: kind {r['kind'].strip()!r} is not one of "
                               f"{', '.join(KINDS)}")
     return [{k: (v or "").strip() for k, v in r.items() if k is not None} for r in rows]
-
-
-def parse_options(text: str) -> dict:
-    """`input_formats=int8:dla_hwc4;shapes=input:1x3x768x1280` -> keyword arguments of dlasim.estimate."""
-    from .importers import parse_shapes
-    out: dict = {}
-    for item in filter(None, (p.strip() for p in (text or "").split(";"))):
-        key, eq, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not eq:
-            raise DlasimError(f"options: expected key=value, got {item!r}")
-        if key in ("input_formats", "output_formats", "sparsity"):
-            out[key] = value
-        elif key == "shapes":
-            out[key] = parse_shapes(value)
-        elif key == "gpu_fallback":
-            out[key] = value.lower() in ("1", "true", "yes", "on")
-        elif key == "dla_core":
-            if not value.isdigit():
-                raise DlasimError(f"options: dla_core must be an integer >= 0, got {value!r}")
-            out[key] = int(value)
-        else:
-            raise DlasimError(f"options: unknown key {key!r}")
-    return out
 
 
 # ---- predicted values ---------------------------------------------------------------------------------

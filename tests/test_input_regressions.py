@@ -10,7 +10,7 @@ from dlasim import DlasimError
 from dlasim.cli import main
 from dlasim.concurrent.engines import load_engines, parse_engine
 from dlasim.measures import measured_value, to_ms
-from dlasim.validate import parse_options
+from dlasim.measures import parse_options
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "hardware_specs"

@@ -92,3 +92,133 @@ def test_the_check_finds_facade_and_cli_imports(source, where):
 ])
 def test_the_check_lets_module_imports_through(source, where):
     assert facade_and_cli_imports(source, where) == []
+
+
+# ---- the layer order and import cycles -----------------------------------------------------------------
+# The estimate path, lowest layer first (docs/DESIGN.md "Data flow": import -> IR -> passes -> Plan -> cost ->
+# report): a module imports, at module level or inside a function, only modules of its own layer or a lower
+# one. Modules in no layer (explainer, concurrent, validate, sweep, batch, nas, calibrate, html, cli, inspect,
+# trtexec, measures, schema, the facade) read estimates and sit above them all. No two modules import each
+# other, directly or through others, in any layer.
+LAYERS = (
+    ("errors", "resources", "safeio", "columns", "onnx_package", "_version"),
+    ("ops", "hardware", "rules", "build_options", "precision"),
+    ("ir", "plan", "export"),                 # Graph.to_onnx writes through export (which imports no IR)
+    ("importers", "zoo", "filekind"),
+    ("passes",), ("cost",), ("report",), ("simulate",), ("builder",), ("api",),
+)
+
+
+def _dotted(rel: str) -> str:
+    return ".".join(_module_name(rel))
+
+
+def import_graph(sources: dict[str, str], known: set[str]) -> dict[str, set[str]]:
+    """{module: the package modules it imports anywhere in its text}, from {"dlasim/x.py": source}; `known`:
+    every module name of the package (a `from pkg import name` of a submodule counts as that submodule)."""
+    graph = {}
+    for rel, source in sources.items():
+        mod = _module_name(rel)
+        package = mod if rel.endswith("__init__.py") else mod[:-1]
+        deps = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name in known}
+            elif isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else []
+                target = ".".join(base + (node.module.split(".") if node.module else []))
+                for a in node.names:
+                    sub = f"{target}.{a.name}"
+                    if sub in known:
+                        deps.add(sub)
+                    elif target in known:
+                        deps.add(target)
+        deps.discard(".".join(mod))
+        graph[".".join(mod)] = deps
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def layer_of(module: str) -> int | None:
+    for i, names in enumerate(LAYERS):
+        if any(module == f"dlasim.{n}" or module.startswith(f"dlasim.{n}.") for n in names):
+            return i
+    return None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """'a -> b' for each import of a higher layer, or of a module above the layers, from a layer."""
+    bad = []
+    for mod, deps in sorted(graph.items()):
+        here = layer_of(mod)
+        if here is None:
+            continue
+        for d in sorted(deps):
+            there = layer_of(d)
+            if d != "dlasim" and (there is None or there > here):
+                bad.append(f"{mod} -> {d}")
+    return bad
+
+
+def _package_graph() -> dict[str, set[str]]:
+    sources = {p.relative_to(PKG.parent).as_posix(): p.read_text(encoding="utf-8") for p in sorted(PKG.rglob("*.py"))}
+    return import_graph(sources, {_dotted(rel) for rel in sources})
+
+
+def test_no_import_cycles_and_no_import_against_the_layer_order():
+    graph = _package_graph()
+    assert import_cycles(graph) == []
+    assert upward_imports(graph) == []
+
+
+def test_every_layer_names_modules_that_exist():
+    graph = _package_graph()
+    for names in LAYERS:
+        for n in names:
+            assert f"dlasim.{n}" in graph, n
+
+
+def test_the_checks_find_a_function_level_cycle_and_an_upward_import():
+    sources = {"dlasim/validate.py": "def f():\n    from .concurrent.cases import predict_case\n",
+               "dlasim/concurrent/cases.py": "def g():\n    from ..validate import parse_options\n",
+               "dlasim/concurrent/__init__.py": "",
+               "dlasim/report.py": "def r():\n    from .notebook import summary\n",
+               "dlasim/notebook.py": "from .report import _si\n",
+               "dlasim/ir.py": "from .passes import build_plan\n",
+               "dlasim/passes/__init__.py": "def build_plan(): ...\n"}
+    known = {_dotted(rel) for rel in sources}
+    graph = import_graph(sources, known)
+    assert import_cycles(graph) == [["dlasim.concurrent.cases", "dlasim.validate"],
+                                    ["dlasim.notebook", "dlasim.report"]]
+    assert "dlasim.ir -> dlasim.passes" in upward_imports(graph)
+    assert "dlasim.report -> dlasim.notebook" in upward_imports(graph)     # notebook: above the layers

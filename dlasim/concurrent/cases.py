@@ -85,7 +85,7 @@ def case_result(case: dict, runner):
     a concurrent:frame_ms case is the model cut into pipeline stages)."""
     from dataclasses import replace
 
-    from ..validate import parse_options
+    from ..measures import parse_options
     from .model import estimate_engines, run_concurrent
     co = case_options(case.get("options", ""))
     opts = parse_options(co.rest)

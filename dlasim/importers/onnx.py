@@ -24,6 +24,7 @@ import numpy as np
 from .. import ops
 from ..errors import ModelError
 from ..ir import Graph, Layer, Tensor
+from ..onnx_package import one_line, onnx_module
 from .onnx_attributes import SCALAR_PARAMETERS, from_inferred, normalise, parameter_inputs, read_attributes
 from .onnx_fold import FOLDERS, SMALL, node_attributes
 
@@ -59,21 +60,10 @@ def read_onnx(path: str):
     except RecursionError:
         raise ModelError(f"{path}: not a valid ONNX model (messages nest too deeply)") from None
     except Exception as e:  # protobuf DecodeError and friends
-        raise ModelError(f"{path}: not a valid ONNX model ({_one_line(e)})") from None
+        raise ModelError(f"{path}: not a valid ONNX model ({one_line(e)})") from None
     if not model.HasField("graph") or not (model.graph.node or model.graph.input):
         raise ModelError(f"{path}: not a valid ONNX model (no graph)")
     return model
-
-
-def onnx_module(subject: str, doing: str):
-    """The `onnx` package (a core dependency, imported lazily); a one-line ModelError naming `subject` when it
-    cannot be imported (not installed, or broken: protobuf mismatches raise other errors than ImportError)."""
-    try:
-        import onnx
-    except Exception as e:
-        raise ModelError(f"{subject}: {doing} ONNX needs the 'onnx' package, which cannot be imported "
-                         f"({_one_line(e)}); install it: pip install 'onnx>=1.14'") from None
-    return onnx
 
 
 def load_onnx_model(model, shapes: dict[str, tuple] | None = None, batch: int | None = None) -> Graph:
@@ -82,11 +72,6 @@ def load_onnx_model(model, shapes: dict[str, tuple] | None = None, batch: int | 
     if not model.HasField("graph") or not (model.graph.node or model.graph.input):
         raise ModelError(f"{source}: not a valid ONNX model (no graph)")
     return _Importer(model, source).run(dict(shapes or {}), batch)
-
-
-def _one_line(e: Exception) -> str:
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text if len(text) < 200 else text[:197] + "..."
 
 
 def _dims(value_info) -> list[int | None] | None:
