@@ -51,6 +51,7 @@ def _fresh_1x1():
 def test_options_and_platforms_are_part_of_the_key():
     g = _net()
     orin, xavier = dlasim.hardware("orin-agx"), dlasim.hardware("xavier-agx")
+    cached_plan(g, orin, BuildOptions("dla", "int8"))     # first seen: built, not fingerprinted
     p1 = cached_plan(g, orin, BuildOptions("dla", "int8"))
     assert cached_plan(g, orin, BuildOptions("dla", "int8")) is p1
     assert cached_plan(g, orin, BuildOptions("dla", "fp16")) is not p1
@@ -64,7 +65,10 @@ def test_cached_estimate_equals_uncached_and_results_are_independent():
     g = zoo.build("resnet50")
     clear_caches()
     cold = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
-    assert _LAST[0][1] and dla_cost._CONV
+    assert _LAST[0][0] is g and _LAST[0][1] is None and not _LAST[0][2] and dla_cost._CONV   # seen once
+    again = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    assert _LAST[0][1] and _LAST[0][2]                     # fingerprinted, its Plan kept
+    assert again.to_dict(parts=True) == cold.to_dict(parts=True)
     warm = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     from dlasim.simulate import estimate_plan
     plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, BuildOptions("dla", "int8")))
@@ -110,17 +114,20 @@ def test_failed_build_is_not_stored():
             pass
         else:
             raise AssertionError("expected a BuildError")
-        assert not any(plan.gpu_fallback is False for _, plan in (_LAST[0] or (0, {}))[1].values())
+        assert not any(plan.gpu_fallback is False for _, plan in (_LAST[0] or (0, 0, {}))[2].values())
 
 
 def test_only_the_last_graphs_plans_are_kept():
     hw = dlasim.hardware("orin-agx")
     g1, g2 = _net(16), _net(32)
+    cached_plan(g1, hw, BuildOptions("dla", "int8"))
     p1 = cached_plan(g1, hw, BuildOptions("dla", "int8"))
     cached_plan(g1, hw, BuildOptions("dla", "fp16"))
-    assert len(_LAST[0][1]) == 2 and cached_plan(g1, hw, BuildOptions("dla", "int8")) is p1
+    assert len(_LAST[0][2]) == 2 and cached_plan(g1, hw, BuildOptions("dla", "int8")) is p1
     cached_plan(g2, hw, BuildOptions("dla", "int8"))
-    assert [plan.graph for _, plan in _LAST[0][1].values()] == [g2]
+    assert _LAST[0][0] is g2 and not _LAST[0][2]            # g1's Plans freed; g2 seen once
+    cached_plan(g2, hw, BuildOptions("dla", "int8"))
+    assert [plan.graph for _, plan in _LAST[0][2].values()] == [g2]
     assert cached_plan(g1, hw, BuildOptions("dla", "int8")) is not p1
 
 
@@ -153,7 +160,9 @@ def test_plan_of_a_graph_changed_later_is_not_reused_for_another_graph():
 def test_replaced_layer_object_misses():
     hw = dlasim.hardware("orin-agx")
     g = _net()
+    cached_plan(g, hw, BuildOptions("dla", "int8"))
     p1 = cached_plan(g, hw, BuildOptions("dla", "int8"))
+    assert cached_plan(g, hw, BuildOptions("dla", "int8")) is p1
     old = g.layers[0]
     from dlasim.ir import Layer
     g.layers[0] = Layer(old.name, old.op, list(old.inputs), list(old.outputs), dict(old.attributes), list(old.flags))
@@ -180,3 +189,37 @@ def test_threads_estimating_different_graphs_get_their_own_results():
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda g: dlasim.estimate(g, hw, device="dla", precision="int8").total_ms, graphs))
     assert got == [want[16 * (i % 4 + 1)] for i in range(40)]
+
+
+def _strided(stride: int = 1, width: int = 28):
+    b = GraphBuilder("reuse")
+    x = b.input("x", (1, 32, width, width))
+    y = b.relu(b.bn(b.conv(x, 64, kernel=3, stride=stride)))
+    return b.build([b.conv(y, 32, kernel=1)])
+
+
+@pytest.mark.parametrize("other", [lambda: _strided(stride=2), lambda: _strided(width=30)],
+                         ids=["one conv's stride", "one tensor shape"])
+def test_graphs_differing_in_one_fact_never_share_a_result(other):
+    """Every reuse warm (the Plan of the graph estimated last, the conv costs): a graph that differs in one
+    conv's stride or one input shape gets what an empty cache gives it, and so does the first graph changed
+    in place to that fact after its Plan was kept."""
+    hw = dlasim.hardware("orin-agx")
+    clear_caches()
+    want = dlasim.estimate(other(), hw, device="dla", precision="int8").to_dict(parts=True)
+    clear_caches()
+    base = _strided()
+    first = [dlasim.estimate(base, hw, device="dla", precision="int8").to_dict(parts=True) for _ in range(3)]
+    assert _LAST[0][0] is base and _LAST[0][2]          # its Plan kept and reused
+    assert first[0] != want
+    assert dlasim.estimate(other(), hw, device="dla", precision="int8").to_dict(parts=True) == want
+    # the same object changed in place, after its Plan was kept
+    for _ in range(2):
+        dlasim.estimate(base, hw, device="dla", precision="int8")
+    o = other()
+    for layer, new in zip(base.layers, o.layers):
+        layer.attributes = dict(new.attributes)
+    for name, t in o.tensors.items():
+        base.tensors[name].shape = t.shape
+    base.infer_shapes()               # what resets the graph's own MAC count (Graph.macs)
+    assert dlasim.estimate(base, hw, device="dla", precision="int8").to_dict(parts=True) == want
