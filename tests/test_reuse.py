@@ -6,6 +6,7 @@ import pytest
 import dlasim
 from dlasim import BuildOptions, clear_caches, zoo
 from dlasim.cost import dla as dla_cost
+from dlasim.cost import gpu as gpu_cost
 from dlasim.ir import GraphBuilder
 from dlasim.passes import _LAST, build_plan, cached_plan
 
@@ -93,13 +94,16 @@ def test_fallback_records_are_copies():
     assert dlasim.estimate(g, hw, device="dla", precision="fp16").fallback
 
 
-def test_conv_cost_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(dla_cost, "CONV_CACHE_SIZE", 2)
+@pytest.mark.parametrize("model, plat, device", [(dla_cost, "orin-agx", "dla"), (gpu_cost, "a100", "gpu")])
+def test_conv_cost_cache_is_bounded(monkeypatch, model, plat, device):
+    monkeypatch.setattr(model, "CONV_CACHE_SIZE", 2)
     clear_caches()
-    hw = dlasim.hardware("orin-agx")
+    hw = dlasim.hardware(plat)
     for k in (16, 32, 48, 64):
-        dlasim.estimate(_net(k), hw, device="dla", precision="int8")
-    assert len(dla_cost._CONV) <= 2
+        dlasim.estimate(_net(k), hw, device=device, precision="int8")
+    assert 0 < len(model._CONV) <= 2
+    clear_caches()
+    assert not model._CONV
 
 
 def test_failed_build_is_not_stored():
@@ -198,28 +202,74 @@ def _strided(stride: int = 1, width: int = 28):
     return b.build([b.conv(y, 32, kernel=1)])
 
 
+@pytest.mark.parametrize("target", [("orin-agx", "dla", "int8"), ("a100", "gpu", "fp16")], ids=["DLA", "GPU"])
 @pytest.mark.parametrize("other", [lambda: _strided(stride=2), lambda: _strided(width=30)],
                          ids=["one conv's stride", "one tensor shape"])
-def test_graphs_differing_in_one_fact_never_share_a_result(other):
+def test_graphs_differing_in_one_fact_never_share_a_result(other, target):
     """Every reuse warm (the Plan of the graph estimated last, the conv costs): a graph that differs in one
     conv's stride or one input shape gets what an empty cache gives it, and so does the first graph changed
     in place to that fact after its Plan was kept."""
-    hw = dlasim.hardware("orin-agx")
+    plat, device, precision = target
+    hw = dlasim.hardware(plat)
     clear_caches()
-    want = dlasim.estimate(other(), hw, device="dla", precision="int8").to_dict(parts=True)
+    want = dlasim.estimate(other(), hw, device=device, precision=precision).to_dict(parts=True)
     clear_caches()
     base = _strided()
-    first = [dlasim.estimate(base, hw, device="dla", precision="int8").to_dict(parts=True) for _ in range(3)]
+    first = [dlasim.estimate(base, hw, device=device, precision=precision).to_dict(parts=True) for _ in range(3)]
     assert _LAST[0][0] is base and _LAST[0][2]          # its Plan kept and reused
     assert first[0] != want
-    assert dlasim.estimate(other(), hw, device="dla", precision="int8").to_dict(parts=True) == want
+    assert dlasim.estimate(other(), hw, device=device, precision=precision).to_dict(parts=True) == want
     # the same object changed in place, after its Plan was kept
     for _ in range(2):
-        dlasim.estimate(base, hw, device="dla", precision="int8")
+        dlasim.estimate(base, hw, device=device, precision=precision)
     o = other()
     for layer, new in zip(base.layers, o.layers):
         layer.attributes = dict(new.attributes)
     for name, t in o.tensors.items():
         base.tensors[name].shape = t.shape
     base.infer_shapes()               # what resets the graph's own MAC count (Graph.macs)
-    assert dlasim.estimate(base, hw, device="dla", precision="int8").to_dict(parts=True) == want
+    assert dlasim.estimate(base, hw, device=device, precision=precision).to_dict(parts=True) == want
+
+
+def test_reused_conv_costs_equal_fresh_ones_across_options():
+    """One process, caches never cleared between builds that share conv shapes but differ in a fact the cost
+    reads (sparsity, precision, the INT8 DepSep / ConvActPool pairing, an FP32 image conv on the CUDA cores):
+    each result equals the one an empty cache gives."""
+    configs = [("a100", "gpu", "int8", "disable"), ("a100", "gpu", "int8", "enable"), ("a100", "gpu", "int8", "force"),
+               ("a100", "gpu", "fp16", "force"), ("a100", "gpu", "fp32", "disable"), ("a100", "gpu", "fp16", "disable"),
+               ("orin-agx", "dla", "int8", "force"), ("orin-agx", "dla", "int8", "disable")]
+    clear_caches()
+    got = [dlasim.estimate(zoo.build(m), p, device=d, precision=pr, sparsity=sp).to_dict(parts=True)
+           for m in ("mobilenet_v2", "resnet18") for p, d, pr, sp in configs]
+    assert any(s["parts"].get("sparse") == "used" for e in got for s in e["steps"])
+    assert any(s["parts"].get("fused_with") for e in got for s in e["steps"])
+    fresh = []
+    for m in ("mobilenet_v2", "resnet18"):
+        for p, d, pr, sp in configs:
+            clear_caches()
+            fresh.append(dlasim.estimate(zoo.build(m), p, device=d, precision=pr, sparsity=sp).to_dict(parts=True))
+    assert got == fresh
+
+
+def _depsep(paired: bool):
+    """An INT8 depthwise conv whose output one 1x1 conv reads (a DepSep pair on the A100) or two convs do (no pair)."""
+    b = GraphBuilder("depsep")
+    x = b.input("x", (1, 64, 28, 28))
+    d = b.conv(x, 64, kernel=3, groups=64, name="dw")
+    outs = [b.conv(d, 64, kernel=1, name="pw")]
+    if not paired:
+        outs.append(b.conv(d, 64, kernel=3, name="pw2"))     # another kernel: not fused with pw
+    return b.build(outs)
+
+
+def test_conv_cost_of_a_paired_kernel_is_not_reused_for_an_unpaired_one():
+    hw = dlasim.hardware("a100")
+    want = []
+    for paired in (False, True, False):
+        clear_caches()
+        want.append(dlasim.estimate(_depsep(paired), hw, device="gpu", precision="int8").to_dict(parts=True))
+    clear_caches()
+    got = [dlasim.estimate(_depsep(paired), hw, device="gpu", precision="int8").to_dict(parts=True)
+           for paired in (False, True, False)]
+    assert any(s["parts"].get("fused_with") for s in got[1]["steps"])
+    assert got == want
