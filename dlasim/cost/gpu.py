@@ -55,7 +55,7 @@ from ..ir import Graph
 from ..ops import MATMULS, REDUCTIONS
 from ..plan import Step
 from .parts import StepCost, Tiling, elems, finish
-from .geometry import ConvShape, sparse_weight_bytes
+from .geometry import ConvShape, shape_key, sparse_weight_bytes
 from .peaks import gpu_peak_macs_per_s
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
@@ -249,7 +249,7 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
     a = step.anchor
     ins = step.inputs
     pair = step.input_on_chip
-    key = (id(plat), cs, step.precision, a.op, step.out_precision, elems(ins[:1]), elems(ins[1:]),
+    key = (id(plat), shape_key(cs), step.precision, a.op, step.out_precision, elems(ins[:1]), elems(ins[1:]),
            elems(step.outputs), g.tensors[a.inputs[1]].const if len(a.inputs) > 1 else None,
            step.output_on_chip is not None, pair.partner if pair is not None else None, step.simt, sparsity)
     hit = _CONV.get(key)
