@@ -234,8 +234,9 @@ def sparse_eligible(step: Step, g: Graph, cs: ConvShape, gpu: Gpu, precision: st
 # _conv_cost_of and sparse_eligible read: precision, anchor op, output precision, the element counts of the
 # first input, the other inputs and the outputs, constant weights, the on-chip pairing, SIMT, sparsity), so the
 # repeated blocks of a network, and the same layers in another candidate, are priced once. Bounded: emptied
-# when full. The platform is matched by identity (frozen) and kept by the entry. The StepCost handed out is a
-# new record; its CostParts and Tilings are the cached ones, read-only (cost/parts.py), as on the DLA.
+# when full. The platform and the sparsity rules (rules.RULES.sparsity) are matched by identity (both frozen)
+# and kept by the entry. The StepCost handed out is a new record; its CostParts and Tilings are the cached
+# ones, read-only (cost/parts.py), as on the DLA.
 _CONV: dict = {}
 CONV_CACHE_SIZE = 8192
 
@@ -253,11 +254,12 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
            elems(step.outputs), g.tensors[a.inputs[1]].const if len(a.inputs) > 1 else None,
            step.output_on_chip is not None, pair.partner if pair is not None else None, step.simt, sparsity)
     hit = _CONV.get(key)
-    if hit is None or hit[0] is not plat:
+    sparse_rules = rules.RULES.sparsity       # what sparse_eligible reads besides the step (immutable)
+    if hit is None or hit[0] is not plat or hit[1] is not sparse_rules:
         if len(_CONV) >= CONV_CACHE_SIZE:
             _CONV.clear()
-        hit = _CONV[key] = (plat, _conv_cost_of(step, g, gpu, plat, cs, sparsity))
-    c = hit[1]
+        hit = _CONV[key] = (plat, sparse_rules, _conv_cost_of(step, g, gpu, plat, cs, sparsity))
+    c = hit[2]
     return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts)
 
 
