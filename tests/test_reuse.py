@@ -273,3 +273,33 @@ def test_conv_cost_of_a_paired_kernel_is_not_reused_for_an_unpaired_one():
            for paired in (False, True, False)]
     assert any(s["parts"].get("fused_with") for s in got[1]["steps"])
     assert got == want
+
+
+def _wide(width: int, precision_groups: int = 1):
+    b = GraphBuilder("wide")
+    x = b.input("x", (1, 256, 4, width))
+    return b.build([b.conv(x, 64, kernel=3, groups=precision_groups, name="c")])
+
+
+def test_dla_conv_verdicts_reused_only_for_equal_facts():
+    """The DLA conv rules' verdicts are reused by their facts: an input width that fails the CBUF check, a
+    precision that changes the bank count, a group count, each gets what an empty cache gives (in either order)."""
+    hw = dlasim.hardware("orin-agx")
+    cases = [(16, "fp16", 1), (1024, "fp16", 1), (16, "fp16", 1), (600, "fp16", 1), (600, "int8", 1),
+             (16, "fp16", 4), (1024, "int8", 4)]
+    want = []
+    for width, prec, groups in cases:
+        dla_support_cache_clear()
+        want.append([(f.name, f.reason) for f in
+                     dlasim.estimate(_wide(width, groups), hw, device="dla", precision=prec).fallback])
+    dla_support_cache_clear()
+    got = [[(f.name, f.reason) for f in dlasim.estimate(_wide(w, gr), hw, device="dla", precision=p).fallback]
+           for w, p, gr in cases]
+    assert got == want
+    assert want[0] == [] and want[1] and want[3] != want[4]     # the cases differ in their verdicts
+
+
+def dla_support_cache_clear():
+    clear_caches()
+    from dlasim.passes import dla_support
+    assert not dla_support._CONV

@@ -12,6 +12,7 @@ from ..errors import DlasimError
 from ..hardware import Platform, check_dla_core
 from ..ir import Graph
 from ..plan import Plan
+from . import dla_support
 from .fold import fold
 from .fuse import fuse, pair_kernels
 from .partition import partition
@@ -83,5 +84,7 @@ def cached_plan(graph: Graph, platform: Platform, options: BuildOptions = BuildO
 
 
 def clear_caches() -> None:
-    """Forget the reused Plans (dlasim.clear_caches also forgets the cost model's per-layer results)."""
+    """Forget the reused Plans and DLA conv verdicts (dlasim.clear_caches also forgets the cost model's
+    per-layer results)."""
     _LAST[0] = None
+    dla_support._CONV.clear()
