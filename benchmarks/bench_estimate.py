@@ -9,7 +9,9 @@ Graph of the same network each call (every pass runs; per-layer conv costs are r
 cleared and a new Graph before each call: nothing is reused), each as wall time, CPU time
 (time.process_time, steadier under load) and Python function calls (cProfile's count, unaffected by load);
 the time to build each graph (zoo / GraphBuilder); whole candidates (build the graph, then estimate it with
-caches cleared: what a NAS loop pays per new candidate) per second; then a cProfile of the cold ResNet-50
+caches cleared: what a NAS loop pays per new candidate) per second; a NAS loop over the candidates of the
+dlasim.nas search spaces (a different GraphBuilder network each call: build and estimate times, candidates
+per second) on the Orin DLA (INT8) and the A100 (FP16); then a cProfile of the cold ResNet-50
 Orin DLA estimate (top 10 functions by cumulative time). The load average is printed. The garbage
 collector stays on, as in a real loop; timings on a shared machine vary by 10-20% from run to run, so
 compare medians of runs made close together.
@@ -62,6 +64,39 @@ def calls(fn) -> int:
     fn()
     prof.disable()
     return sum(s[1] for s in pstats.Stats(prof).stats.values())
+
+
+def nas_loop(platforms: dict, repeat: int) -> None:
+    """A NAS inner loop: each call builds a different candidate of a dlasim.nas search space (space.build of
+    an encoded row, GraphBuilder) and estimates it; the candidates are sampled once, the same for every run.
+    Prints the median per candidate of the graph construction and of the estimate, and candidates/s."""
+    from dlasim.nas import mobilenet_v3_space, resnet_space
+    print()
+    hdr = (f"{'NAS loop: build + estimate':<34} {'layers':>6} {'build ms':>9} {'est ms':>8} {'est cpu':>8} "
+           f"{'cand/s':>7}")
+    print(hdr)
+    print("-" * len(hdr))
+    for space in (mobilenet_v3_space(), resnet_space()):
+        rows = space.sample(repeat + 2, seed=11)
+        for plat, dev, prec in (("orin-agx", "dla", "int8"), ("a100", "gpu", "fp16")):
+            hw = platforms[plat]
+            build, est, cpu, total, layers = [], [], [], [], 0
+            for r in rows:
+                t0 = time.perf_counter()
+                g = space.build(r)
+                t1, c1 = time.perf_counter(), time.process_time()
+                dlasim.estimate(g, hw, device=dev, precision=prec, batch=1)
+                t2, c2 = time.perf_counter(), time.process_time()
+                build.append(t1 - t0)
+                est.append(t2 - t1)
+                cpu.append(c2 - c1)
+                total.append(t2 - t0)
+                layers = max(layers, len(g.layers))
+            k = slice(2, None)                   # the first two warm the conv-cost cache
+            label = f"{space.name} {plat} {dev} {prec}"
+            print(f"{label:<34} {layers:>6} {statistics.median(build[k]) * 1e3:>9.2f} "
+                  f"{statistics.median(est[k]) * 1e3:>8.3f} {statistics.median(cpu[k]) * 1e3:>8.3f} "
+                  f"{1 / statistics.median(total[k]):>7.0f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                    before=dlasim.clear_caches)   # a new candidate: no reused Plan or conv cost
         med = statistics.median(ts)
         print(f"{label:<34} {med * 1e3:>10.2f} {min(ts) * 1e3:>8.2f} {1 / med:>8.0f}")
+    nas_loop(platforms, a.repeat)
 
     if not a.no_profile:
         g, hw = graphs["resnet50"], platforms["orin-agx"]

@@ -8,6 +8,7 @@ import pytest
 import dlasim
 from dlasim import BuildOptions, clear_caches, zoo
 from dlasim.cost import dla as dla_cost
+from dlasim.cost import gpu as gpu_cost
 from dlasim.ir import GraphBuilder
 from dlasim.passes import _LAST, build_plan, cached_plan
 
@@ -53,6 +54,7 @@ def _fresh_1x1():
 def test_options_and_platforms_are_part_of_the_key():
     g = _net()
     orin, xavier = dlasim.hardware("orin-agx"), dlasim.hardware("xavier-agx")
+    cached_plan(g, orin, BuildOptions("dla", "int8"))     # first seen: built, not fingerprinted
     p1 = cached_plan(g, orin, BuildOptions("dla", "int8"))
     assert cached_plan(g, orin, BuildOptions("dla", "int8")) is p1
     assert cached_plan(g, orin, BuildOptions("dla", "fp16")) is not p1
@@ -66,7 +68,10 @@ def test_cached_estimate_equals_uncached_and_results_are_independent():
     g = zoo.build("resnet50")
     clear_caches()
     cold = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
-    assert _LAST[0][1] and dla_cost._CONV
+    assert _LAST[0][0] is g and _LAST[0][1] is None and not _LAST[0][2] and dla_cost._CONV   # seen once
+    again = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
+    assert _LAST[0][1] and _LAST[0][2]                     # fingerprinted, its Plan kept
+    assert again.to_dict(parts=True) == cold.to_dict(parts=True)
     warm = dlasim.estimate(g, hw, device="dla", precision="int8", batch=1)
     from dlasim.simulate import estimate_plan
     plain = estimate_plan(build_plan(zoo.build("resnet50"), hw, BuildOptions("dla", "int8")))
@@ -94,13 +99,16 @@ def test_fallback_records_are_copies():
     assert dlasim.estimate(g, hw, device="dla", precision="fp16").fallback
 
 
-def test_conv_cost_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(dla_cost, "CONV_CACHE_SIZE", 2)
+@pytest.mark.parametrize("model, plat, device", [(dla_cost, "orin-agx", "dla"), (gpu_cost, "a100", "gpu")])
+def test_conv_cost_cache_is_bounded(monkeypatch, model, plat, device):
+    monkeypatch.setattr(model, "CONV_CACHE_SIZE", 2)
     clear_caches()
-    hw = dlasim.hardware("orin-agx")
+    hw = dlasim.hardware(plat)
     for k in (16, 32, 48, 64):
-        dlasim.estimate(_net(k), hw, device="dla", precision="int8")
-    assert len(dla_cost._CONV) <= 2
+        dlasim.estimate(_net(k), hw, device=device, precision="int8")
+    assert 0 < len(model._CONV) <= 2
+    clear_caches()
+    assert not model._CONV
 
 
 def test_failed_build_is_not_stored():
@@ -115,17 +123,20 @@ def test_failed_build_is_not_stored():
             pass
         else:
             raise AssertionError("expected a BuildError")
-        assert not any(plan.gpu_fallback is False for _, plan in (_LAST[0] or (0, {}))[1].values())
+        assert not any(plan.gpu_fallback is False for _, plan in (_LAST[0] or (0, 0, {}))[2].values())
 
 
 def test_only_the_last_graphs_plans_are_kept():
     hw = dlasim.hardware("orin-agx")
     g1, g2 = _net(16), _net(32)
+    cached_plan(g1, hw, BuildOptions("dla", "int8"))
     p1 = cached_plan(g1, hw, BuildOptions("dla", "int8"))
     cached_plan(g1, hw, BuildOptions("dla", "fp16"))
-    assert len(_LAST[0][1]) == 2 and cached_plan(g1, hw, BuildOptions("dla", "int8")) is p1
+    assert len(_LAST[0][2]) == 2 and cached_plan(g1, hw, BuildOptions("dla", "int8")) is p1
     cached_plan(g2, hw, BuildOptions("dla", "int8"))
-    assert [plan.graph for _, plan in _LAST[0][1].values()] == [g2]
+    assert _LAST[0][0] is g2 and not _LAST[0][2]            # g1's Plans freed; g2 seen once
+    cached_plan(g2, hw, BuildOptions("dla", "int8"))
+    assert [plan.graph for _, plan in _LAST[0][2].values()] == [g2]
     assert cached_plan(g1, hw, BuildOptions("dla", "int8")) is not p1
 
 
@@ -158,7 +169,9 @@ def test_plan_of_a_graph_changed_later_is_not_reused_for_another_graph():
 def test_replaced_layer_object_misses():
     hw = dlasim.hardware("orin-agx")
     g = _net()
+    cached_plan(g, hw, BuildOptions("dla", "int8"))
     p1 = cached_plan(g, hw, BuildOptions("dla", "int8"))
+    assert cached_plan(g, hw, BuildOptions("dla", "int8")) is p1
     old = g.layers[0]
     from dlasim.ir import Layer
     g.layers[0] = Layer(old.name, old.op, list(old.inputs), list(old.outputs), dict(old.attributes), list(old.flags))
@@ -185,3 +198,113 @@ def test_threads_estimating_different_graphs_get_their_own_results():
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda g: dlasim.estimate(g, hw, device="dla", precision="int8").total_ms, graphs))
     assert got == [want[16 * (i % 4 + 1)] for i in range(40)]
+
+
+def _strided(stride: int = 1, width: int = 28):
+    b = GraphBuilder("reuse")
+    x = b.input("x", (1, 32, width, width))
+    y = b.relu(b.bn(b.conv(x, 64, kernel=3, stride=stride)))
+    return b.build([b.conv(y, 32, kernel=1)])
+
+
+@pytest.mark.parametrize("target", [("orin-agx", "dla", "int8"), ("a100", "gpu", "fp16")], ids=["DLA", "GPU"])
+@pytest.mark.parametrize("other", [lambda: _strided(stride=2), lambda: _strided(width=30)],
+                         ids=["one conv's stride", "one tensor shape"])
+def test_graphs_differing_in_one_fact_never_share_a_result(other, target):
+    """Every reuse warm (the Plan of the graph estimated last, the conv costs): a graph that differs in one
+    conv's stride or one input shape gets what an empty cache gives it, and so does the first graph changed
+    in place to that fact after its Plan was kept."""
+    plat, device, precision = target
+    hw = dlasim.hardware(plat)
+    clear_caches()
+    want = dlasim.estimate(other(), hw, device=device, precision=precision).to_dict(parts=True)
+    clear_caches()
+    base = _strided()
+    first = [dlasim.estimate(base, hw, device=device, precision=precision).to_dict(parts=True) for _ in range(3)]
+    assert _LAST[0][0] is base and _LAST[0][2]          # its Plan kept and reused
+    assert first[0] != want
+    assert dlasim.estimate(other(), hw, device=device, precision=precision).to_dict(parts=True) == want
+    # the same object changed in place, after its Plan was kept
+    for _ in range(2):
+        dlasim.estimate(base, hw, device=device, precision=precision)
+    o = other()
+    for layer, new in zip(base.layers, o.layers):
+        layer.attributes = dict(new.attributes)
+    for name, t in o.tensors.items():
+        base.tensors[name].shape = t.shape
+    base.infer_shapes()               # what resets the graph's own MAC count (Graph.macs)
+    assert dlasim.estimate(base, hw, device=device, precision=precision).to_dict(parts=True) == want
+
+
+def test_reused_conv_costs_equal_fresh_ones_across_options():
+    """One process, caches never cleared between builds that share conv shapes but differ in a fact the cost
+    reads (sparsity, precision, the INT8 DepSep / ConvActPool pairing, an FP32 image conv on the CUDA cores):
+    each result equals the one an empty cache gives."""
+    configs = [("a100", "gpu", "int8", "disable"), ("a100", "gpu", "int8", "enable"), ("a100", "gpu", "int8", "force"),
+               ("a100", "gpu", "fp16", "force"), ("a100", "gpu", "fp32", "disable"), ("a100", "gpu", "fp16", "disable"),
+               ("orin-agx", "dla", "int8", "force"), ("orin-agx", "dla", "int8", "disable")]
+    clear_caches()
+    got = [dlasim.estimate(zoo.build(m), p, device=d, precision=pr, sparsity=sp).to_dict(parts=True)
+           for m in ("mobilenet_v2", "resnet18") for p, d, pr, sp in configs]
+    assert any(s["parts"].get("sparse") == "used" for e in got for s in e["steps"])
+    assert any(s["parts"].get("fused_with") for e in got for s in e["steps"])
+    fresh = []
+    for m in ("mobilenet_v2", "resnet18"):
+        for p, d, pr, sp in configs:
+            clear_caches()
+            fresh.append(dlasim.estimate(zoo.build(m), p, device=d, precision=pr, sparsity=sp).to_dict(parts=True))
+    assert got == fresh
+
+
+def _depsep(paired: bool):
+    """An INT8 depthwise conv whose output one 1x1 conv reads (a DepSep pair on the A100) or two convs do (no pair)."""
+    b = GraphBuilder("depsep")
+    x = b.input("x", (1, 64, 28, 28))
+    d = b.conv(x, 64, kernel=3, groups=64, name="dw")
+    outs = [b.conv(d, 64, kernel=1, name="pw")]
+    if not paired:
+        outs.append(b.conv(d, 64, kernel=3, name="pw2"))     # another kernel: not fused with pw
+    return b.build(outs)
+
+
+def test_conv_cost_of_a_paired_kernel_is_not_reused_for_an_unpaired_one():
+    hw = dlasim.hardware("a100")
+    want = []
+    for paired in (False, True, False):
+        clear_caches()
+        want.append(dlasim.estimate(_depsep(paired), hw, device="gpu", precision="int8").to_dict(parts=True))
+    clear_caches()
+    got = [dlasim.estimate(_depsep(paired), hw, device="gpu", precision="int8").to_dict(parts=True)
+           for paired in (False, True, False)]
+    assert any(s["parts"].get("fused_with") for s in got[1]["steps"])
+    assert got == want
+
+
+def _wide(width: int, precision_groups: int = 1):
+    b = GraphBuilder("wide")
+    x = b.input("x", (1, 256, 4, width))
+    return b.build([b.conv(x, 64, kernel=3, groups=precision_groups, name="c")])
+
+
+def test_dla_conv_verdicts_reused_only_for_equal_facts():
+    """The DLA conv rules' verdicts are reused by their facts: an input width that fails the CBUF check, a
+    precision that changes the bank count, a group count, each gets what an empty cache gives (in either order)."""
+    hw = dlasim.hardware("orin-agx")
+    cases = [(16, "fp16", 1), (1024, "fp16", 1), (16, "fp16", 1), (600, "fp16", 1), (600, "int8", 1),
+             (16, "fp16", 4), (1024, "int8", 4)]
+    want = []
+    for width, prec, groups in cases:
+        dla_support_cache_clear()
+        want.append([(f.name, f.reason) for f in
+                     dlasim.estimate(_wide(width, groups), hw, device="dla", precision=prec).fallback])
+    dla_support_cache_clear()
+    got = [[(f.name, f.reason) for f in dlasim.estimate(_wide(w, gr), hw, device="dla", precision=p).fallback]
+           for w, p, gr in cases]
+    assert got == want
+    assert want[0] == [] and want[1] and want[3] != want[4]     # the cases differ in their verdicts
+
+
+def dla_support_cache_clear():
+    clear_caches()
+    from dlasim.passes import dla_support
+    assert not dla_support._CONV

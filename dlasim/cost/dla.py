@@ -40,7 +40,7 @@ from ..ir import Graph
 from ..ops import LUT_OPS, SHUFFLES
 from ..plan import Step
 from .parts import StepCost, elems, finish
-from .geometry import ConvShape, sparse_weight_bytes
+from .geometry import ConvShape, shape_key, sparse_weight_bytes
 
 
 
@@ -239,7 +239,7 @@ def _conv_cost(step: Step, plat: Platform, cs: ConvShape, sparse: bool) -> StepC
     image = step.image_input
     uses_lut = not LUT_OPS.isdisjoint([l.op for l in step.members])
     pool = step.fused_pool is not None
-    key = (id(plat), cs, p, out_bytes, residual, image, uses_lut, pool, sparse)
+    key = (id(plat), shape_key(cs), p, out_bytes, residual, image, uses_lut, pool, sparse)
     hit = _CONV.get(key)
     if hit is None or hit[0] is not plat:
         if len(_CONV) >= CONV_CACHE_SIZE:

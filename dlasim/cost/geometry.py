@@ -8,7 +8,8 @@ MatMul [.., M, C] x [C, K] is a 1x1 conv over M pixels (reference/dla.md s4.1).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, fields
 
 from ..ir import Graph, Layer
 from ..ops import conv_params
@@ -43,6 +44,11 @@ class ConvShape:
         if self.transposed:
             return self.n * self.c * self.h * self.w * (self.k // self.groups) * self.r * self.s
         return self.n * self.k * self.p * self.q * (self.c // self.groups) * self.r * self.s
+
+
+# A ConvShape's fields as one plain tuple (one C call): the cost models' cache keys hold this, not the record,
+# since hashing and comparing the record go through its generated Python __hash__ and __eq__.
+shape_key = operator.attrgetter(*[f.name for f in fields(ConvShape)])
 
 
 def sparse_weight_bytes(n_weights: int, bpe: int) -> int:

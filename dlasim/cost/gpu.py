@@ -55,7 +55,7 @@ from ..ir import Graph
 from ..ops import MATMULS, REDUCTIONS
 from ..plan import Step
 from .parts import StepCost, Tiling, elems, finish
-from .geometry import ConvShape, sparse_weight_bytes
+from .geometry import ConvShape, shape_key, sparse_weight_bytes
 from .peaks import gpu_peak_macs_per_s
 
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
@@ -230,7 +230,41 @@ def sparse_eligible(step: Step, g: Graph, cs: ConvShape, gpu: Gpu, precision: st
     return True, ""
 
 
+# conv_cost results by everything they depend on (the platform, the conv shape and the step's facts that
+# _conv_cost_of and sparse_eligible read: precision, anchor op, output precision, the element counts of the
+# first input, the other inputs and the outputs, constant weights, the on-chip pairing, SIMT, sparsity), so the
+# repeated blocks of a network, and the same layers in another candidate, are priced once. Bounded: emptied
+# when full. The platform and the sparsity rules (rules.RULES.sparsity) are matched by identity (both frozen)
+# and kept by the entry. The StepCost handed out is a new record; its CostParts and Tilings are the cached
+# ones, read-only (cost/parts.py), as on the DLA.
+_CONV: dict = {}
+CONV_CACHE_SIZE = 8192
+
+
+def clear_caches() -> None:
+    _CONV.clear()
+
+
 def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, sparsity: str) -> StepCost:
+    """A GPU conv/FC/MatMul step's cost (_conv_cost_of), reused for a step with the same facts."""
+    a = step.anchor
+    ins = step.inputs
+    pair = step.input_on_chip
+    key = (id(plat), shape_key(cs), step.precision, a.op, step.out_precision, elems(ins[:1]), elems(ins[1:]),
+           elems(step.outputs), g.tensors[a.inputs[1]].const if len(a.inputs) > 1 else None,
+           step.output_on_chip is not None, pair.partner if pair is not None else None, step.simt, sparsity)
+    hit = _CONV.get(key)
+    sparse_rules = rules.RULES.sparsity       # what sparse_eligible reads besides the step (immutable)
+    if hit is None or hit[0] is not plat or hit[1] is not sparse_rules:
+        if len(_CONV) >= CONV_CACHE_SIZE:
+            _CONV.clear()
+        hit = _CONV[key] = (plat, sparse_rules, _conv_cost_of(step, g, gpu, plat, cs, sparsity))
+    c = hit[2]
+    return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts)
+
+
+def _conv_cost_of(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, sparsity: str) -> StepCost:
+    """The cost itself: reads only the facts conv_cost keys it by."""
     p = step.precision
     op = step.anchor.op
     cls = kernel_class(op, cs, p, gpu)

@@ -61,11 +61,36 @@ def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
     return (None, "") if ok else (FallbackKind.UNSUPPORTED_PARAMS, why)
 
 
+# _conv verdicts by everything the rules read: the DLA record (matched by identity, kept by the entry: frozen),
+# the parsed (kernel, stride, pads, dilation), the input and weight shapes, the group attribute (with its type:
+# the reason prints it) and the precision; a network's repeated convs, and a search's candidates, share them.
+# Bounded: emptied when full (passes.clear_caches empties it too).
+_CONV: dict = {}
+CONV_CACHE_SIZE = 8192
+_ABSENT = object()          # no group attribute (not the same as one set to 1: the reason prints it)
+
+
 def _conv(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
-    r = dla.support
-    k, s, p, d = conv or conv_params(layer.attributes)
+    params = conv or conv_params(layer.attributes)
     x = g.tensors[layer.inputs[0]].shape
     w = g.tensors[layer.inputs[1]].shape
+    group = layer.attributes.get("group", _ABSENT)
+    key = (id(dla), params, x, w, type(group), group, precision)
+    try:
+        hit = _CONV.get(key)
+    except TypeError:                  # an unhashable shape or group value (a list): no reuse
+        return _conv_verdict(layer, dla, precision, params, x, w)
+    if hit is None or hit[0] is not dla:
+        if len(_CONV) >= CONV_CACHE_SIZE:
+            _CONV.clear()
+        hit = _CONV[key] = (dla, _conv_verdict(layer, dla, precision, params, x, w))
+    return hit[1]
+
+
+def _conv_verdict(layer: Layer, dla: Dla, precision: str, params: tuple, x: tuple, w: tuple) -> tuple[bool, str]:
+    """_conv's answer from the facts it is keyed by (layer: its group attribute only)."""
+    r = dla.support
+    k, s, p, d = params
     if len(x) != 4:
         return False, f"{len(x)}-D convolution (DLA supports 2-D only)"
     if max(k) > r.conv_kernel_max:

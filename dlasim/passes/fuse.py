@@ -269,6 +269,8 @@ def _mark_shared_concat_inputs(steps: list[Step], dead: set[int], by_input: dict
     that several GPU Concats read (DenseNet: every feature map feeds every later concat of its block) is
     written in place into the first and copied into every other (Step.copied_inputs, priced by
     cost/gpu.py as the copy rows of gpu_tensorrt.md s4.2: "<tensor> copy" layers, concat copies)."""
+    if not any(s.op == "Concat" and s.device == "gpu" for s in steps):
+        return                              # the common case on the DLA: no tensor to look at
     for name, readers in by_input.items():
         cats = [r for r in readers if r.op == "Concat" and r.device == "gpu" and id(r) not in dead]
         for r in cats[1:]:
