@@ -1,0 +1,103 @@
+"""Concurrent engines, facts computed by hand: a pipeline stage's busy time under DRAM contention, the timeline
+SVG's geometry, the advice's batch choice without a latency bound, and the engines file's one-line errors."""
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from dlasim.concurrent.contention import Segment, simulate
+from dlasim.errors import DlasimError
+
+MB = 1_000_000
+
+
+def seg(unit, time_ms, memory_ms, mbytes, kind="layer", name="s"):
+    return Segment(name, kind, unit, time_ms * 1e-3, memory_ms * 1e-3, 0.0, int(mbytes * MB))
+
+
+def test_pipeline_stage_busy_time_counts_a_contended_copy_once():
+    # stage 1: a 1 ms memory-bound reformat (60 MB) on the GPU; stage 2: a 1 ms memory-bound DLA layer (60 MB).
+    # From frame 1 on, stage 1 works on frame n+1 while stage 2 works on frame n: together they ask 120 GB/s
+    # of 100 GB/s, so both streams run at 100/120 and each takes 1.2 ms. Stage 1's busy time per frame is
+    # 1 ms alone + 0.2 ms DRAM (of which the whole 0.2 ms is in a copy, counted once, not twice)
+    s1 = [seg("gpu", 1.0, 1.0, 60, kind="reformat")]
+    s2 = [seg("dla0", 1.0, 1.0, 60)]
+    r = simulate([s1, s2], 100e9, mode="pipeline", iterations=4)
+    first = r.runs[0]
+    assert first.share.dram_s == pytest.approx(0.2e-3, rel=1e-6)
+    assert first.share.copies_dram_s == pytest.approx(0.2e-3, rel=1e-6)
+    assert first.latency_s == pytest.approx(1.2e-3, rel=1e-6)
+    assert r.runs[1].period_s == pytest.approx(1.2e-3, rel=1e-6)
+
+
+class _Engine:
+    def __init__(self, name):
+        self.name = name
+
+
+class _Result:
+    def __init__(self, spans, names):
+        self.spans, self.engines = spans, [_Engine(n) for n in names]
+
+
+def _rects(svg):
+    return [tuple(float(v) for v in m) for m in
+            re.findall(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="#(?!fff)', svg)]
+
+
+def test_timeline_svg_geometry_by_hand():
+    # width 1300, 230 px of labels on the left, 20 on the right: 1050 px for 2 ms. Lanes of 26 px, 8 apart,
+    # from y = 30: engine 0 at y 30, engine 1 at y 64. Engine 0: 0-1 ms (x 230, 525 px wide); engine 1: 1-2 ms
+    from dlasim.concurrent.contention import Span
+    from dlasim.concurrent.page import timeline_svg
+    spans = [Span(0, "a", "layer", "gpu", 0.0, 1e-3, 0), Span(1, "b", "layer", "dla0", 1e-3, 2e-3, 0)]
+    svg = timeline_svg(_Result(spans, ["e0", "e1"]))
+    steps = [r for r in _rects(svg) if r[3] == 26]
+    assert steps == [(230.0, 30.0, 525.0, 26.0), (755.0, 64.0, 525.0, 26.0)]
+    # engine labels: baseline at 70% of the lane (30 + 18.2, 64 + 18.2)
+    assert re.findall(r'<text x="4" y="([\d.]+)"', svg) == ["48.2", "82.2"]
+    # 11 ticks from x 230 to 1280, every 105 px; their labels below the lanes at 30 + 2 * 34 + 14 = 112
+    ticks = [float(x) for x in re.findall(r'<line x1="([\d.]+)"', svg)]
+    assert ticks == pytest.approx([230 + 105 * t for t in range(11)])
+    assert set(re.findall(r'text-anchor="middle">', svg)) and \
+        set(re.findall(r'<text x="[\d.]+" y="(\d+)" font-size="11" text-anchor', svg)) == {"112"}
+    # the legend: a 12 px swatch at y 120 and its label 16 px to its right; the next entry 40 + 7 per letter on
+    legend = re.findall(r'<rect x="(\d+)" y="120" width="12" height="12"[^>]*/><text x="(\d+)" y="130"', svg)
+    assert legend[0] == ("230", "246")
+    assert legend[1] == (str(230 + 40 + 7 * len("GPU step")), str(230 + 40 + 7 * len("GPU step") + 16))
+
+
+def test_advice_without_a_latency_bound_takes_the_largest_batch():
+    # on a GPU-only platform there is one assignment; with no bound, every batch is allowed and the largest
+    # one (the best throughput, as the docstring says: batches start at the largest that meets the bound) is kept
+    from dlasim.concurrent import advise
+    r = advise(["zoo:resnet18"], "a100", batches=(1, 2))
+    assert [c.engines for c in r.candidates] == [(("gpu", "zoo:resnet18", 2),)]
+
+
+def test_advice_defaults_agree_between_the_package_and_its_module():
+    # dlasim.concurrent.advise forwards to concurrent.advice.advise: the same default batches (1 to 32, doubling)
+    from dlasim.concurrent import advise
+    from dlasim.concurrent.advice import advise as inner
+    batches = inspect.signature(advise).parameters["batches"].default
+    assert batches == inspect.signature(inner).parameters["batches"].default
+    assert batches == tuple(2 ** i for i in range(6))
+
+
+def test_advice_render_lists_its_warnings():
+    from dlasim.concurrent.advice import AdviceResult
+    text = AdviceResult("orin-agx", None, [], None, ["spec has no value"]).render()
+    assert text.splitlines()[-1] == "warning: spec has no value"
+
+
+def test_engines_file_errors_name_the_key_and_the_engine(tmp_path):
+    from dlasim.concurrent.engines import load_engines
+    f = tmp_path / "set.toml"
+    f.write_text('hw = "orin-agx"\nthreads = 2\n[[engine]]\nmodel = "zoo:resnet18"\n')
+    with pytest.raises(DlasimError, match="unknown top-level key 'threads'"):
+        load_engines(str(f))
+    f.write_text('[[engine]]\nmodel = "zoo:resnet18"\n[[engine]]\nmodel = "zoo:resnet18"\nbatch = 0\n')
+    with pytest.raises(DlasimError, match=r"engine 2: batch must be >= 1"):
+        load_engines(str(f))
