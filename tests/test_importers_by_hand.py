@@ -208,6 +208,21 @@ def test_split_sizes_rebuilt_from_the_files_output_shapes(tmp_path):
 
 
 @needs_onnx
+def test_split_output_of_unknown_shape_takes_the_rest_of_the_axis():
+    # sizes at run time, the file declares output a (2 of 8 channels) and leaves b's shape out: b is 8 - 2 = 6
+    # channels (an even split, 4 and 4, would contradict the declared shape of a)
+    def model(a_shape):
+        node = helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1)
+        return _model([node], [_f("x", [1, 8, 4, 4]), ("sizes", TensorProto.INT64, [2])],
+                      [("a", a_shape), ("b", None)])
+    g = load_model(model([1, 2, 4, 4]))
+    assert g.layers[0].attributes["split"] == [2, 6]
+    assert g.tensors["a"].shape == (1, 2, 4, 4) and g.tensors["b"].shape == (1, 6, 4, 4)
+    with pytest.raises(ModelError, match=r"Split_0.*empty output shape \(1, 0, 4, 4\)"):
+        load_model(model([1, 8, 4, 4]))                  # nothing left for b: one line, no traceback
+
+
+@needs_onnx
 def test_folding_a_slice_with_steps():
     # Operators.md Slice-13: starts 0, ends 4, axes 0, steps 2 of [1, 3, 8, 8] -> elements 0 and 2: [1, 8]
     from dlasim.importers.onnx_fold import FOLDERS
