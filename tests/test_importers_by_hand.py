@@ -94,6 +94,19 @@ def test_caffe_train_phase_given_as_its_number_is_skipped(tmp_path):
     assert [l.name for l in g.layers] == ["r"]
 
 
+def test_caffe_in_place_layers_get_fresh_names_even_when_the_usual_ones_are_taken(tmp_path):
+    # an in-place layer's output is named after the layer, else TOP/LAYER, else TOP/LAYER_1 (caffe.py, add):
+    # here inputs already hold "r" and "x/r", so ReLU r writes "x/r_1"; the readers after it follow the chain
+    g = _caffe(tmp_path, 'input: "x" input_shape { dim: 1 dim: 2 dim: 4 dim: 4 }\n'
+                         'input: "r" input_shape { dim: 1 dim: 2 dim: 4 dim: 4 }\n'
+                         'input: "x/r" input_shape { dim: 1 dim: 2 dim: 4 dim: 4 }\n'
+                         'layer { name: "r" type: "ReLU" bottom: "x" top: "x" }\n'
+                         'layer { name: "s" type: "Sigmoid" bottom: "x" top: "x" }\n'
+                         'layer { name: "add" type: "Eltwise" bottom: "x" bottom: "r" bottom: "x/r" top: "y" }\n')
+    assert [(l.inputs, l.outputs) for l in g.layers] == [(["x"], ["x/r_1"]), (["x/r_1"], ["s"]),
+                                                         (["s", "r", "x/r"], ["y"])]
+
+
 def test_prototxt_list_with_a_block_inside_names_the_token_and_line():
     with pytest.raises(ModelError) as e:
         parse_prototxt('a: 1\nshape: [1, {]\n', "t.prototxt")
