@@ -47,6 +47,24 @@ def _rects(svg):
             re.findall(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="#(?!fff)', svg)]
 
 
+def test_dram_use_is_the_drawn_share_of_the_cap_and_never_above_it():
+    # 2 x 40 GB/s of 100: 80% used, never saturated; 2 x 60 GB/s of 100: the cap is drawn in full (100%), not 120%
+    under = simulate([[seg("dla0", 1.0, 1.0, 40)], [seg("dla1", 1.0, 1.0, 40)]], 100e9)
+    assert under.mean_dram_use == pytest.approx(0.8) and under.saturated_share == 0.0
+    over = simulate([[seg("dla0", 1.0, 1.0, 60)], [seg("dla1", 1.0, 1.0, 60)]], 100e9)
+    assert over.mean_dram_use == pytest.approx(1.0)
+
+
+def test_two_engines_on_one_dla_core_share_its_time_but_not_their_fixed_parts():
+    # each step: 0.2 ms fixed (synchronisation) + 1 ms on dla0; together the 1 ms bodies take turns (2 ms),
+    # the fixed parts do not: 0.2 + 2 x 1.0 = 2.2 ms per step for both
+    a = [Segment("a", "layer", "dla0", 1.2e-3, 0.0, 0.2e-3, 0)]
+    b = [Segment("b", "layer", "dla0", 1.2e-3, 0.0, 0.2e-3, 0)]
+    r = simulate([a, b], 100e9)
+    assert [run.period_s for run in r.runs] == pytest.approx([2.2e-3, 2.2e-3])
+    assert r.runs[0].share.unit_s == pytest.approx(1.0e-3)
+
+
 def test_timeline_svg_geometry_by_hand():
     # width 1300, 230 px of labels on the left, 20 on the right: 1050 px for 2 ms. Lanes of 26 px, 8 apart,
     # from y = 30: engine 0 at y 30, engine 1 at y 64. Engine 0: 0-1 ms (x 230, 525 px wide); engine 1: 1-2 ms
@@ -54,6 +72,7 @@ def test_timeline_svg_geometry_by_hand():
     from dlasim.concurrent.page import timeline_svg
     spans = [Span(0, "a", "layer", "gpu", 0.0, 1e-3, 0), Span(1, "b", "layer", "dla0", 1e-3, 2e-3, 0)]
     svg = timeline_svg(_Result(spans, ["e0", "e1"]))
+    assert svg.startswith('<svg viewBox="0 0 1300 148"')      # 40 + 2 lanes x 34 + 40
     steps = [r for r in _rects(svg) if r[3] == 26]
     assert steps == [(230.0, 30.0, 525.0, 26.0), (755.0, 64.0, 525.0, 26.0)]
     # engine labels: baseline at 70% of the lane (30 + 18.2, 64 + 18.2)
