@@ -107,6 +107,43 @@ def test_caffe_in_place_layers_get_fresh_names_even_when_the_usual_ones_are_take
                                                          (["s", "r", "x/r"], ["y"])]
 
 
+def test_caffe_input_layer_with_two_tops_gives_each_its_shape(tmp_path):
+    g = _caffe(tmp_path, 'layer { name: "in" type: "Input" top: "a" top: "b" input_param { '
+                         'shape { dim: 1 dim: 3 dim: 8 dim: 8 } shape { dim: 1 dim: 5 dim: 4 dim: 4 } } }\n'
+                         'layer { name: "ra" type: "ReLU" bottom: "a" top: "ra" }\n'
+                         'layer { name: "rb" type: "ReLU" bottom: "b" top: "rb" }\n')
+    assert g.tensors["a"].shape == (1, 3, 8, 8) and g.tensors["b"].shape == (1, 5, 4, 4)
+
+
+def test_caffe_one_by_one_pooling_with_stride_one_is_accepted(tmp_path):
+    # caffe.proto: kernel_size, kernel_h/w, stride, stride_h/w are uint32 >= 1 (pooling_layer.cpp checks > 0)
+    g = _caffe(tmp_path, 'input: "x" input_shape { dim: 1 dim: 2 dim: 4 dim: 4 }\n'
+                         'layer { name: "p" type: "Pooling" bottom: "x" top: "p" '
+                         'pooling_param { kernel_size: 1 stride: 1 } }\n'
+                         'layer { name: "q" type: "Pooling" bottom: "x" top: "q" '
+                         'pooling_param { kernel_h: 1 kernel_w: 1 stride_h: 1 stride_w: 1 } }\n')
+    assert _out(g, "p") == _out(g, "q") == (1, 2, 4, 4)
+
+
+def test_caffe_relu6_is_a_clip_to_0_6(tmp_path):
+    g = _caffe(tmp_path, 'input: "x" input_shape { dim: 1 dim: 2 dim: 4 dim: 4 }\n'
+                         'layer { name: "r" type: "ReLU6" bottom: "x" top: "r" }\n')
+    assert g.layer("r").op == "Clip" and g.layer("r").attributes == {"min": 0.0, "max": 6.0}
+
+
+def test_caffe_reshape_axis_and_num_axes(tmp_path):
+    # caffe.proto ReshapeParameter: `shape` replaces num_axes axes from `axis` on (num_axes -1: all the rest).
+    # 1x2x3x4, axis 1, num_axes 2, shape [6]: 1x6x4; axis 2, shape [12] (num_axes -1): 1x2x12
+    net = 'input: "x" input_shape { dim: 1 dim: 2 dim: 3 dim: 4 }\n'
+    g = _caffe(tmp_path, net + 'layer { name: "a" type: "Reshape" bottom: "x" top: "a" reshape_param { '
+                               'shape { dim: 6 } axis: 1 num_axes: 2 } }\n'
+                               'layer { name: "b" type: "Reshape" bottom: "x" top: "b" reshape_param { '
+                               'shape { dim: 12 } axis: 2 } }\n'
+                               'layer { name: "c" type: "Reshape" bottom: "x" top: "c" reshape_param { '
+                               'shape { dim: 2 dim: 1 } axis: 1 num_axes: 1 } }\n')
+    assert _out(g, "a") == (1, 6, 4) and _out(g, "b") == (1, 2, 12) and _out(g, "c") == (1, 2, 1, 3, 4)
+
+
 def test_prototxt_list_with_a_block_inside_names_the_token_and_line():
     with pytest.raises(ModelError) as e:
         parse_prototxt('a: 1\nshape: [1, {]\n', "t.prototxt")
@@ -126,6 +163,11 @@ def test_graph_json_is_strict_about_types(tmp_path):
     bad.write_text(json.dumps(d))
     with pytest.raises(ModelError, match="shape"):
         load_model(bad)
+    x["shape"] = [1 << 20, 1 << 20]                  # exactly MAX_ELEMENTS (2**40) elements: the limit is allowed
+    from dlasim.importers.graph_json import MAX_ELEMENTS, TensorRecord
+    assert TensorRecord(name="x", shape=x["shape"]).shape == [1 << 20, 1 << 20] and MAX_ELEMENTS == 1 << 40
+    with pytest.raises(ValueError):
+        TensorRecord(name="x", shape=[1 << 20, (1 << 20) + 1])
 
 
 # ---- ONNX ------------------------------------------------------------------------------------------
@@ -233,6 +275,41 @@ def test_split_output_of_unknown_shape_takes_the_rest_of_the_axis():
     assert g.tensors["a"].shape == (1, 2, 4, 4) and g.tensors["b"].shape == (1, 6, 4, 4)
     with pytest.raises(ModelError, match=r"Split_0.*empty output shape \(1, 0, 4, 4\)"):
         load_model(model([1, 8, 4, 4]))                  # nothing left for b: one line, no traceback
+
+
+@needs_onnx
+def test_split_with_no_output_shape_keeps_its_sizes_input(tmp_path):
+    # nothing to rebuild the run-time sizes from: the sizes stay an input of the layer (no guessed split)
+    node = helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1)
+    m = _model([node], [_f("x", [1, 8, 4, 4]), ("sizes", TensorProto.INT64, [2])], [("a", None), ("b", None)])
+    split = load_model(m).layers[0]
+    assert split.inputs == ["x", "sizes"] and "split" not in split.attributes
+
+
+@needs_onnx
+def test_conv_transpose_same_upper_pads_by_hand(tmp_path):
+    # Operators.md ConvTranspose: output = input x stride for SAME_*; total padding = stride x (in - 1) +
+    # output_padding + ((k - 1) x d + 1) - out = 2 x 3 + 0 + 3 - 8 = 1; SAME_UPPER puts the odd one at the end
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], auto_pad="SAME_UPPER", strides=[2, 2])
+    p = _save(tmp_path, _model([node], [_f("x", [1, 2, 4, 4])], [("y", None)], [_init("w", np.zeros((2, 3, 3, 3)))]))
+    g = load_model(p)
+    assert g.layers[0].attributes["pads"] == [0, 0, 1, 1] and g.tensors["y"].shape == (1, 3, 8, 8)
+
+
+@needs_onnx
+def test_conv_group_message_names_the_output_channels(tmp_path):
+    node = helper.make_node("Conv", ["x", "w"], ["y"], group=3, name="c")
+    p = _save(tmp_path, _model([node], [_f("x", [1, 3, 8, 8])], [("y", None)], [_init("w", np.zeros((4, 1, 3, 3)))]))
+    with pytest.raises(ModelError, match="group 3 does not divide the 4 output channels of 'w'"):
+        load_model(p)
+
+
+@needs_onnx
+def test_folding_a_range():
+    # Operators.md Range: ceil((limit - start) / delta) elements from start: 2, 8, 3 -> [2, 5]
+    from dlasim.importers.onnx_fold import FOLDERS
+    node = helper.make_node("Range", ["a", "b", "c"], ["o"])
+    assert FOLDERS["Range"](lambda t: None, node, [np.array(2), np.array(8), np.array(3)], {}).tolist() == [2, 5]
 
 
 @needs_onnx
