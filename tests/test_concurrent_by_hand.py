@@ -65,6 +65,47 @@ def test_two_engines_on_one_dla_core_share_its_time_but_not_their_fixed_parts():
     assert r.runs[0].share.unit_s == pytest.approx(1.0e-3)
 
 
+def test_a_fixed_part_is_left_out_of_the_slowed_memory_stream():
+    # A on dla0: 0.2 ms fixed + a 1 ms body whose 60 MB stream alone takes 1 ms; B on dla1: 60 MB in 1 ms.
+    # Cap 100 GB/s: A draws 60 / (0.2 + 1/f), B 60 f (GB/s, times in ms): 60f/(1 + 0.2f) + 60f = 100
+    # -> 12 f^2 + 100 f - 100 = 0, f = (-100 + sqrt(100^2 + 4 x 12 x 100)) / 24 = 0.90230
+    f = (-100 + (100 ** 2 + 4 * 12 * 100) ** 0.5) / 24
+    a = [Segment("a", "layer", "dla0", 1.2e-3, 1.0e-3, 0.2e-3, 60 * MB)]
+    b = [seg("dla1", 1.0, 1.0, 60)]
+    r = simulate([a, b], 100e9)
+    assert r.runs[0].period_s == pytest.approx((0.2 + 1 / f) * 1e-3, rel=1e-6)
+    assert r.runs[1].period_s == pytest.approx(1 / f * 1e-3, rel=1e-6)
+
+
+def test_simulate_refuses_no_engine_and_an_empty_one():
+    with pytest.raises(ValueError, match="at least one step"):
+        simulate([], 100e9)
+    with pytest.raises(ValueError, match="at least one step"):
+        simulate([[seg("gpu", 1.0, 0.0, 0)], []], 100e9)
+
+
+class _Run:
+    def __init__(self, name, together_ms, alone_ms):
+        self.name, self.together_ms, self.alone_ms = name, together_ms, alone_ms
+
+
+class _Concurrent:
+    aggregate_img_per_s, alone_sum_img_per_s, pipeline_latency_ms, warnings = 500.0, 800.0, None, ["w"]
+    engines = [_Run("a", 4.0, 3.0), _Run("b", 9.0, 6.0)]
+
+
+def test_case_prediction_per_metric(monkeypatch):
+    # aggregate 500 img/s -> 2 ms per image (naive baseline: 800 img/s -> 1.25 ms); engine=N -> its time together
+    from dlasim.concurrent import cases
+    monkeypatch.setattr(cases, "case_result", lambda case, runner: _Concurrent())
+    assert cases.predict_case({"metric": "concurrent:aggregate"}, None) == (2.0, ["w"], 1.25)
+    assert cases.predict_case({"metric": "concurrent:engine=0"}, None) == (4.0, ["w"], 3.0)
+    assert cases.predict_case({"metric": "concurrent:engine=1"}, None) == (9.0, ["w"], 6.0)
+    for bad in ("concurrent:engine=2", "concurrent:engine=-1", "concurrent:latency"):
+        with pytest.raises(DlasimError):
+            cases.predict_case({"metric": bad}, None)
+
+
 def test_timeline_svg_geometry_by_hand():
     # width 1300, 230 px of labels on the left, 20 on the right: 1050 px for 2 ms. Lanes of 26 px, 8 apart,
     # from y = 30: engine 0 at y 30, engine 1 at y 64. Engine 0: 0-1 ms (x 230, 525 px wide); engine 1: 1-2 ms
@@ -78,6 +119,8 @@ def test_timeline_svg_geometry_by_hand():
     # engine labels: baseline at 70% of the lane (30 + 18.2, 64 + 18.2)
     assert re.findall(r'<text x="4" y="([\d.]+)"', svg) == ["48.2", "82.2"]
     # 11 ticks from x 230 to 1280, every 105 px; their labels below the lanes at 30 + 2 * 34 + 14 = 112
+    assert re.findall(r'text-anchor="middle">([^<]*)</text>', svg) == [f"{0.2 * t:.3g} ms" for t in range(11)]
+    assert "<title>a (layer on gpu, iteration 0): 0.0000-1.0000 ms</title>" in svg
     ticks = [float(x) for x in re.findall(r'<line x1="([\d.]+)"', svg)]
     assert ticks == pytest.approx([230 + 105 * t for t in range(11)])
     assert set(re.findall(r'text-anchor="middle">', svg)) and \
