@@ -231,12 +231,12 @@ def test_resize_at_opset_11_reads_scales_from_input_2(tmp_path):
 
 @needs_onnx
 def test_pad_with_axes_expands_to_every_axis(tmp_path):
-    # Operators.md Pad-18: `axes` names the axes `pads` ([begin..., end...]) applies to: H 1+1, W 2+2
+    # Operators.md Pad-18: `axes` names the axes `pads` ([begin..., end...]) applies to: H 1+3, W 2+4
     node = helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"])
     p = _save(tmp_path, _model([node], [_f("x", [1, 3, 8, 8])], [("y", None)],
-                               [_init("pads", [1, 2, 1, 2], np.int64), _init("axes", [2, 3], np.int64)], opset=18))
+                               [_init("pads", [1, 2, 3, 4], np.int64), _init("axes", [2, 3], np.int64)], opset=18))
     g = load_model(p)
-    assert g.layers[0].attributes["pads"] == [0, 0, 1, 2, 0, 0, 1, 2] and g.tensors["y"].shape == (1, 3, 10, 12)
+    assert g.layers[0].attributes["pads"] == [0, 0, 1, 2, 0, 0, 3, 4] and g.tensors["y"].shape == (1, 3, 12, 14)
 
 
 @needs_onnx
@@ -289,11 +289,11 @@ def test_split_with_no_output_shape_keeps_its_sizes_input(tmp_path):
 @needs_onnx
 def test_conv_transpose_same_upper_pads_by_hand(tmp_path):
     # Operators.md ConvTranspose: output = input x stride for SAME_*; total padding = stride x (in - 1) +
-    # output_padding + ((k - 1) x d + 1) - out = 2 x 3 + 0 + 3 - 8 = 1; SAME_UPPER puts the odd one at the end
+    # output_padding + ((k - 1) x d + 1) - out = 2 x 3 + 0 + 5 - 8 = 3; SAME_UPPER: 1 in front, 2 at the end
     node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], auto_pad="SAME_UPPER", strides=[2, 2])
-    p = _save(tmp_path, _model([node], [_f("x", [1, 2, 4, 4])], [("y", None)], [_init("w", np.zeros((2, 3, 3, 3)))]))
+    p = _save(tmp_path, _model([node], [_f("x", [1, 2, 4, 4])], [("y", None)], [_init("w", np.zeros((2, 3, 5, 5)))]))
     g = load_model(p)
-    assert g.layers[0].attributes["pads"] == [0, 0, 1, 1] and g.tensors["y"].shape == (1, 3, 8, 8)
+    assert g.layers[0].attributes["pads"] == [1, 1, 2, 2] and g.tensors["y"].shape == (1, 3, 8, 8)
 
 
 @needs_onnx
