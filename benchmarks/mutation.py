@@ -1,6 +1,8 @@
-"""Mutation check of the cost model or the build passes: does any test notice a wrong formula or decision?
+"""Mutation check of a package (the cost model, the build passes, the explain layer, the concurrent-engines
+model, the importers): does any test notice a wrong formula or decision?
 
-    python benchmarks/mutation.py [--package cost|passes|explainer] [--max 80] [--seed 1] [--timeout 30]
+    python benchmarks/mutation.py [--package cost|passes|explainer|concurrent|importers] [--max 80] [--seed 1]
+                                  [--timeout 30]
                                   [--files dlasim/cost/gpu.py ...] [--tests tests/test_cost.py ...]
 
 Each mutant changes one AST node of one file under dlasim/PACKAGE/ (default: every *.py there, package cost):
@@ -14,7 +16,8 @@ reported as stale.
 The repository's tracked files are copied once into a temporary directory; each mutant is written there
 (ast.unparse) and the package's tests (PACKAGES) are run on the copy with -x and --timeout seconds per
 mutant, so the working tree is never touched. Printed: killed / survived / timeout per file, the survival
-rate, and each survivor as file:line  mutation. A mutant costs about 3 s (cost) or 10 s (passes) on one core.
+rate, and each survivor as file:line  mutation. A mutant costs about 3 s (cost), 10 s (passes), 20 s
+(concurrent) or 30 s (importers) on one core.
 Not a test: it is never collected by pytest.
 """
 from __future__ import annotations
@@ -44,6 +47,12 @@ PACKAGES = {
     "explainer": ("tests/test_explain.py", "tests/test_cause_mechanisms.py", "tests/test_qdq.py",
                   "tests/test_dla_sparsity.py", "tests/test_cli_trtexec.py", "tests/test_classify.py",
                   "tests/test_explain_texts.py", "tests/test_join.py", "tests/test_explain_records.py"),
+    # the contention model (DRAM sharing, time-slicing, pipeline mode), engine sets, advice, validation cases
+    "concurrent": ("tests/test_concurrent_by_hand.py", "tests/test_concurrent.py", "tests/test_input_regressions.py",
+                   "tests/test_schema.py"),
+    # ONNX / Caffe / graph-JSON import, constant folding, attribute normalisation, the model checks
+    "importers": ("tests/test_importers_by_hand.py", "tests/test_importers.py", "tests/test_input_validation.py",
+                  "tests/test_input_regressions.py", "tests/test_exports.py", "tests/test_optional_onnx.py"),
 }
 
 _BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,

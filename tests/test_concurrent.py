@@ -313,6 +313,7 @@ def test_pipeline_case_one_frame_in_flight_is_the_stage_sum_and_overlap_is_faste
     runner = validate._Runner()
     seq = case_result(case, runner)
     assert [e.unit for e in seq.engines] == ["gpu", "dla0"]
+    assert [e.name for e in seq.engines] == ["stage 1@gpu", "stage 2@dla0"]
     assert seq.pipeline_latency_ms == pytest.approx(sum(e.alone_ms for e in seq.engines), rel=1e-6)
     over = case_result({**case, "options": "processes=one;cut=inception_4a/output;buffers=1"}, runner)
     # frames overlapping: more frames per second than one at a time, never more than the slower stage allows

@@ -78,6 +78,14 @@ def _align(long: tuple, short: tuple) -> list[int] | None:
 def from_inferred(op: str, attributes: dict, x, outs) -> bool:
     """Rebuild a run-time parameter from ONNX's inferred shapes; True when the input can be dropped."""
     y = outs[0] if outs else None
+    if op == "Split" and x and outs and sum(o is None for o in outs) <= 1 \
+            and all(o is None or len(o) == len(x) for o in outs):
+        axis = int(attributes.get("axis", 0)) % len(x)
+        sizes = [None if o is None else o[axis] for o in outs]
+        if None in sizes:  # the output whose shape inference gave none takes the rest of the axis
+            sizes[sizes.index(None)] = x[axis] - sum(d for d in sizes if d is not None)
+        attributes["split"] = sizes
+        return True
     if op in ("Expand", "Tile", "Dropout"):
         return True  # shapes of these come from ONNX inference or the input
     if op == "Clip":
@@ -93,9 +101,6 @@ def from_inferred(op: str, attributes: dict, x, outs) -> bool:
     elif op == "Slice" and len(x) == len(y):
         axes = [i for i, (a, b) in enumerate(zip(x, y)) if a != b] or [0]
         attributes.update(starts=[0] * len(axes), ends=[y[a] for a in axes], axes=axes, steps=[1] * len(axes))
-    elif op == "Split" and all(o is not None and len(o) == len(x) for o in outs):
-        axis = int(attributes.get("axis", 0)) % len(x)
-        attributes["split"] = [o[axis] for o in outs]
     elif op == "Pad" and len(x) == len(y):
         attributes["pads"] = [0] * len(x) + [o - i for i, o in zip(x, y)]
         attributes.pop("axes", None)
