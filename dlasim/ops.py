@@ -32,6 +32,14 @@ QDQ = frozenset({"QuantizeLinear", "DequantizeLinear"})   # explicit quantizatio
 SAME_SHAPE = ACTIVATIONS | NORMS | QDQ | frozenset({"Identity", "Dropout", "Softmax", "LogSoftmax", "Cast"})
 FOLDABLE = frozenset({"Dropout", "Identity", "Constant"})           # inference no-ops TensorRT's parsers remove
 RESHAPES = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})  # views; removed when the shape is unchanged
+
+
+def rule_op(op: str) -> str:
+    """The op name a TensorRT rule list is looked up under: Squeeze, Unsqueeze and Flatten are imported by
+    TensorRT's ONNX parser as the layer Reshape is (IShuffleLayer: dla.md s3.2 "Shuffle (Reshape/Transpose)";
+    the Shuffle layer's parameters, gpu_tensorrt.md s4: FirstTranspose, Reshape, SecondTranspose), so a rule
+    that names Reshape covers them."""
+    return "Reshape" if op in RESHAPES else op
 # global pools and reductions: one output per (image, channel); a GPU reduction kernel (cost/gpu.py kernel_class)
 REDUCTIONS = frozenset({"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum", "ReduceMin"})
 # data movement without arithmetic: on the DLA a RUBIK / bridge-DMA pass over the tensor (cost/dla.py)

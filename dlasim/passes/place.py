@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import rules
 from ..errors import BuildError
-from ..ops import QDQ          # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
+from ..ops import QDQ, rule_op  # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
 from ..plan import Decision, Fallback, FallbackKind
 from ..precision import run_precision
 from .dla_support import check_layer
@@ -95,7 +95,8 @@ def assign_precision(plan) -> None:
         else:
             p = gpu_p
             if p == "int8":
-                odd = [l.op for l in step.members if l.op not in gpu_int8_ops and l.op not in QDQ]
+                odd = [l.op for l in step.members
+                       if l.op not in gpu_int8_ops and rule_op(l.op) not in gpu_int8_ops and l.op not in QDQ]
                 if odd:
                     p = "fp16"
                     step.reason = step.reason or f"{min(odd)} has no INT8 kernel; runs in FP16"
