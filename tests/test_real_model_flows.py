@@ -34,3 +34,93 @@ def test_squeeze_and_unsqueeze_have_int8_kernels_on_the_gpu():
     shuffles = [s for s in e.steps if s.name in ("unsq", "sq")]
     assert [s.precision for s in shuffles] == ["int8", "int8"]
     assert [s.name for s in e.steps if s.kind == "reformat"] == []
+
+
+# ---- ONNX shape arithmetic as torchvision Swin-T exports it --------------------------------------------
+def _swin_like_onnx(tmp_path, blocks: int):
+    """`blocks` times: pad W up to a multiple of 8 by an amount computed from the input's shape, the way
+    torchvision's Swin pads to the window size (Shape -> Gather -> Sub -> Mod -> Concat -> Reshape(-1, 2) ->
+    Slice(step -1) -> Transpose -> Reshape(-1) -> Pad), then a 1x3 convolution (W 8 -> 6) and a
+    GlobalAveragePool whose (1, 4, 1, 1) output the file declares, as torch.onnx does: its shape is known
+    before any inner one."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    def const(name, value):
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(value, np.int64), name))
+
+    nodes, inits, x = [], [numpy_helper.from_array(np.zeros((4, 4, 1, 3), np.float32), "w")], "x"
+    for i in range(blocks):
+        p = f"b{i}_"
+        nodes += [
+            const(p + "three", 3), const(p + "eight", 8), const(p + "zero", [0]), const(p + "zeros", [0] * 6), const(p + "pairs", [-1, 2]),
+            const(p + "st", [-1]), const(p + "en", [-(2 ** 62)]), const(p + "ax", [0]), const(p + "step", [-1]),
+            const(p + "flat", [-1]), const(p + "axis0", [0]),
+            helper.make_node("Shape", [x], [p + "shape"]),
+            helper.make_node("Gather", [p + "shape", p + "three"], [p + "w"], axis=0),
+            helper.make_node("Sub", [p + "eight", p + "w"], [p + "d"]),
+            helper.make_node("Mod", [p + "d", p + "eight"], [p + "pad"]),
+            helper.make_node("Unsqueeze", [p + "pad", p + "axis0"], [p + "pad1"]),
+            helper.make_node("Concat", [p + "zero", p + "pad1", p + "zeros"], [p + "cat"], axis=0),
+            helper.make_node("Reshape", [p + "cat", p + "pairs"], [p + "pr"]),
+            helper.make_node("Slice", [p + "pr", p + "st", p + "en", p + "ax", p + "step"], [p + "rev"]),
+            helper.make_node("Transpose", [p + "rev"], [p + "tr"], perm=[1, 0]),
+            helper.make_node("Reshape", [p + "tr", p + "flat"], [p + "pads"]),
+            helper.make_node("Pad", [x, p + "pads"], [p + "padded"], name=f"pad{i}", mode="constant"),
+            helper.make_node("Conv", [p + "padded", "w"], [p + "y"], name=f"conv{i}", kernel_shape=[1, 3]),
+        ]
+        x = p + "y"
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["out"]))
+    graph = helper.make_graph(nodes, "swinlike", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 1, 1])], inits)
+    path = tmp_path / "swinlike.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_pads_computed_through_a_transpose_fold_to_constants(tmp_path):
+    """A Transpose of a folded constant folds too: the Pad's pads are known ([0,0,0,0,0,0,0,2]: W 6 -> 8)."""
+    g = dlasim.load(str(_swin_like_onnx(tmp_path, 1)))
+    pad = g.layer("pad0")
+    assert pad.attributes["pads"] == [0, 0, 0, 0, 0, 0, 0, 2]
+    assert g.tensors[pad.outputs[0]].shape == (1, 4, 6, 8)
+
+
+def test_shape_arithmetic_that_needs_many_rounds_is_followed_to_the_end(tmp_path):
+    """Twelve blocks, each needing one more round of inference and folding (the old loop stopped after 8,
+    or as soon as the graph output's shape was known): every Pad writes (1, 4, 6, 8), every conv (1, 4, 6, 6);
+    MACs by hand: 12 convs x 4 out x 4 in x 1x3 kernel x 6x6 outputs = 12 x 1728."""
+    g = dlasim.load(str(_swin_like_onnx(tmp_path, 12)))
+    assert [g.tensors[g.layer(f"pad{i}").outputs[0]].shape for i in range(12)] == [(1, 4, 6, 8)] * 12
+    assert g.macs == 12 * 4 * 4 * 3 * 36
+
+
+def test_shape_of_a_value_folded_in_the_same_round(tmp_path):
+    """Shape(Range(0, W, 1)): the Range folds to [0..5] before ONNX inference knows its length, so its Shape
+    must be read from the folded value (Swin-T's attention-mask arithmetic); the amount padded is 8 - 6."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    def const(name, value, dtype=np.int64):
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(value, dtype), name))
+
+    nodes = [
+        const("three", 3), const("zero", 0), const("one", 1), const("eight", [8]), const("zeros", [0] * 7),
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "three"], ["w"], axis=0),
+        helper.make_node("Range", ["zero", "w", "one"], ["r"]),
+        helper.make_node("Shape", ["r"], ["n"]),
+        helper.make_node("Sub", ["eight", "n"], ["amount"]),
+        helper.make_node("Concat", ["zeros", "amount"], ["pads"], axis=0),
+        helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="constant"),
+        helper.make_node("Relu", ["y"], ["out"]),
+    ]
+    graph = helper.make_graph(nodes, "rng", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
+    path = tmp_path / "rng.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    g = dlasim.load(str(path))
+    assert g.layer("pad").attributes["pads"] == [0, 0, 0, 0, 0, 0, 0, 2]
+    assert g.tensors["out"].shape == (1, 4, 6, 8)
