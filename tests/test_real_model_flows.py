@@ -124,3 +124,24 @@ def test_shape_of_a_value_folded_in_the_same_round(tmp_path):
     g = dlasim.load(str(path))
     assert g.layer("pad").attributes["pads"] == [0, 0, 0, 0, 0, 0, 0, 2]
     assert g.tensors["out"].shape == (1, 4, 6, 8)
+
+
+def test_dynamic_height_and_width_are_named_not_filled_with_1(tmp_path):
+    """An Ultralytics `dynamic=True` export has inputs (batch, 3, height, width): the error named the
+    example shape 1x3x1x1 (a 1x1 image); it names the dynamic dimensions and leaves them to be chosen."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["images"], ["y"])], "dyn",
+                              [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    try:
+        dlasim.load(str(path))
+    except dlasim.DlasimError as e:
+        msg = str(e)
+    assert "\n" not in msg
+    assert "input 'images' has dynamic dimensions (batch, height, width)" in msg
+    assert "--shapes images:1x3xHEIGHTxWIDTH" in msg and "1x3x1x1" not in msg
+    assert dlasim.load(str(path), shapes={"images": (1, 3, 480, 640)}).tensors["y"].shape == (1, 3, 480, 640)

@@ -151,8 +151,14 @@ class _Importer:
                 dims[0] = int(batch)
             self.overridden |= dims != _dims(inp)
             if dims is None or any(d is None for d in dims):
-                example = "x".join(str(d or 1) for d in dims) if dims else "1x3x224x224"
+                # a dynamic batch is filled with 1; another dynamic dimension has no safe default (1 would
+                # make a 1x1 image of a dynamic-axes detector export): it is named, to be chosen
+                sym = [d.dim_param or f"dim{i}" for i, d in enumerate(inp.type.tensor_type.shape.dim)]
+                example = ("x".join(str(d) if d else ("1" if i == 0 else sym[i].upper())
+                                    for i, d in enumerate(dims)) if dims else "1x3x224x224")
                 what = "has a dynamic dimension" if dims else "has no shape"
+                if dims and any(d is None for d in dims[1:]):
+                    what = f"has dynamic dimensions ({', '.join(sym[i] for i, d in enumerate(dims) if d is None)})"
                 as_tuple = "(" + ", ".join(example.split("x")) + ("," if "x" not in example else "") + ")"
                 raise ModelError(f"{self.path}: input {inp.name!r} {what}; give its shape with "
                                  f"shapes={{{inp.name!r}: {as_tuple}}} (--shapes {inp.name}:{example})")
