@@ -145,3 +145,49 @@ def test_dynamic_height_and_width_are_named_not_filled_with_1(tmp_path):
     assert "input 'images' has dynamic dimensions (batch, height, width)" in msg
     assert "--shapes images:1x3xHEIGHTxWIDTH" in msg and "1x3x1x1" not in msg
     assert dlasim.load(str(path), shapes={"images": (1, 3, 480, 640)}).tensors["y"].shape == (1, 3, 480, 640)
+
+
+# ---- Einsum (torchvision MaxViT exports its attention as torch.einsum) ----------------------------------
+def _attention_scores(einsum: bool):
+    b = GraphBuilder("qk")
+    q = b.input("q", (1, 64, 2, 49, 32))
+    k = b.input("k", (1, 64, 2, 49, 32))
+    if einsum:
+        y = b.op("Einsum", [q, k], {"equation": "B G H I D, B G H J D -> B G H I J"}, name="scores")
+    else:
+        y = b.op("MatMul", [q, b.op("Transpose", [k], {"perm": [0, 1, 2, 4, 3]})], name="scores")
+    return b.build([y])
+
+
+def test_einsum_has_its_shape_and_macs():
+    """MaxViT-T's Q.K^T: 1 x 64 x 2 x 49 x 49 scores, each a sum over D = 32: 9,834,496 MACs; the
+    implicit form ("ij,jk") outputs the letters used once, alphabetically (ik)."""
+    g = _attention_scores(einsum=True)
+    assert g.tensors[g.layer("scores").outputs[0]].shape == (1, 64, 2, 49, 49)
+    assert g.macs == 64 * 2 * 49 * 49 * 32 == 9_834_496
+    b = GraphBuilder("mm")
+    y = b.op("Einsum", [b.input("a", (3, 5)), b.input("c", (5, 7))], {"equation": "ij,jk"})
+    assert b.build([y]).tensors[y].shape == (3, 7)
+
+
+def test_einsum_costs_what_the_same_batched_matmul_costs():
+    """An Einsum of two activations is the GEMM of the equivalent MatMul (Q times K transposed, whose
+    transpose folds into the MatMul): same MACs, same GPU time; it was an unknown op, priced as two passes
+    over its bytes with no MACs."""
+    est = {m: dlasim.estimate(_attention_scores(m), "a100", device="gpu", precision="fp16") for m in (True, False)}
+    step = {m: next(s for s in e.steps if s.name.startswith("scores")) for m, e in est.items()}
+    assert step[True].macs == step[False].macs == 9_834_496
+    assert step[True].time_ms == step[False].time_ms > 0
+    assert step[True].parts.kernel_class == "gemm"
+
+
+def test_einsum_falls_back_from_the_dla_as_an_unsupported_op():
+    e = dlasim.estimate(_attention_scores(True), "orin-agx", device="dla", precision="int8")
+    assert [(f.name, f.kind.value) for f in e.fallback] == [("scores", "unsupported_op")]
+
+
+def test_einsum_forms_dlasim_does_not_model_stay_flagged_unknown():
+    b = GraphBuilder("e")
+    y = b.op("Einsum", [b.input("a", (2, 3, 4))], {"equation": "...ij->...ji"}, name="t")
+    g = b.build([y])
+    assert "unknown_op" in g.layer("t").flags
