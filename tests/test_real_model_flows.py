@@ -191,3 +191,38 @@ def test_einsum_forms_dlasim_does_not_model_stay_flagged_unknown():
     y = b.op("Einsum", [b.input("a", (2, 3, 4))], {"equation": "...ij->...ji"}, name="t")
     g = b.build([y])
     assert "unknown_op" in g.layer("t").flags
+
+
+# ---- dlasim concurrent with a dynamic-axes export -------------------------------------------------------
+def _dynamic_onnx(tmp_path):
+    b = GraphBuilder("dyn")
+    x = b.input("images", (1, 3, 64, 64))
+    proto = b.build([b.relu(b.conv(x, 32, kernel=3, stride=2))]).to_onnx()
+    dims = proto.graph.input[0].type.tensor_type.shape.dim
+    for i, name in ((0, "batch"), (2, "height"), (3, "width")):
+        dims[i].dim_param = name
+    import onnx
+    path = tmp_path / "dyn.onnx"
+    onnx.save(proto, str(path))
+    return path
+
+
+def test_concurrent_takes_the_shapes_of_a_dynamic_model(tmp_path, capsys):
+    """`dlasim concurrent MODEL --shapes ...` (and shapes= per --engine) estimates each engine at those
+    shapes, as `dlasim estimate --shapes` does; without them it stops with the one-line dynamic-input error
+    (--shapes was an unknown option of concurrent, so a dynamic export could not run there at all)."""
+    import json
+    from dlasim.cli import main
+    m = str(_dynamic_onnx(tmp_path))
+    alone = dlasim.estimate(m, "orin-agx", device="dla", precision="int8", shapes={"images": (1, 3, 64, 64)})
+    assert main(["concurrent", m, "--shapes", "images:1x3x64x64", "--hw", "orin-agx", "--int8",
+                 "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    dla0 = next(e for e in d["engines"] if e["unit"] == "dla0")
+    assert dla0["alone_ms"] == alone.total_ms
+    assert main(["concurrent", "--hw", "orin-agx", "--engine", f"{m},device=dla1,shapes=images:1x3x64x64",
+                 "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["engines"][0]["alone_ms"] == alone.total_ms
+    assert main(["concurrent", m, "--hw", "orin-agx"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has dynamic dimensions (batch, height, width)" in err
