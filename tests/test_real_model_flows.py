@@ -226,3 +226,18 @@ def test_concurrent_takes_the_shapes_of_a_dynamic_model(tmp_path, capsys):
     assert main(["concurrent", m, "--hw", "orin-agx"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "has dynamic dimensions (batch, height, width)" in err
+
+
+def test_a_pad_of_zeros_is_removed_like_an_identity():
+    """Swin-T at 224 pads every window partition by 0: such a Pad is the identity and is folded (it fell
+    back from the DLA, "Pad is not supported", splitting the loadable); a real pad stays."""
+    def net(pads):
+        b = GraphBuilder("p")
+        x = b.relu(b.conv(b.input("x", (1, 16, 14, 14)), 16, kernel=3))
+        y = b.op("Pad", [x], {"pads": pads, "mode": "constant"}, name="pad")
+        return b.build([b.relu(b.conv(y, 16, kernel=3))])
+    zero = dlasim.estimate(net([0] * 8), "orin-agx", device="dla", precision="int8")
+    assert zero.fallback == [] and zero.dla_subgraphs == 1
+    assert all("pad" not in s.layers for s in zero.steps)
+    real = dlasim.estimate(net([0, 0, 1, 1, 0, 0, 1, 1]), "orin-agx", device="dla", precision="int8")
+    assert [f.name for f in real.fallback] == ["pad"]
