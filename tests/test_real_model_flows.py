@@ -245,7 +245,7 @@ def test_a_pad_of_zeros_is_removed_like_an_identity():
 
 def test_run_on_gpu_advice_calls_only_a_one_loadable_network_tiny():
     """Swin-T (4.49 G MACs) on the Orin DLA was 'tiny' in explain's advice because launches and hand-overs
-    of its 16 loadables dominate; the advice now names that cause. A small one-loadable network keeps
+    of its 16 DLA subgraphs dominate; the advice now names that cause. A small one-loadable network keeps
     'the network is tiny'."""
     b = GraphBuilder("islands")
     y = b.input("x", (1, 64, 28, 28))
@@ -255,7 +255,7 @@ def test_run_on_gpu_advice_calls_only_a_one_loadable_network_tiny():
     frag = dlasim.explain(b.build([y]), "orin-agx", device="dla", precision="int8")
     text = next(a["text"] for a in frag.advice if a["change"] == "run_on_gpu")
     assert frag.estimate.dla_subgraphs > 1
-    assert "tiny" not in text and f"splitting the DLA work into {frag.estimate.dla_subgraphs} loadables" in text
+    assert "tiny" not in text and f"splitting the DLA work into {frag.estimate.dla_subgraphs} DLA subgraphs" in text
     tiny = dlasim.explain("zoo:seed000_conv1x1", "xavier-agx", device="dla", precision="int8", batch=32)
     assert tiny.estimate.dla_subgraphs == 1
     assert next(a["text"] for a in tiny.advice if a["change"] == "run_on_gpu").startswith("the network is tiny")
