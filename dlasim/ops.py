@@ -23,7 +23,7 @@ ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pow",
 NORMS = frozenset({"BatchNormalization", "Scale", "InstanceNormalization", "GroupNormalization",
                    "LayerNormalization", "LRN"})
 CONVS = frozenset({"Conv", "ConvTranspose"})
-MATMULS = frozenset({"Gemm", "MatMul"})
+MATMULS = frozenset({"Gemm", "MatMul", "Einsum"})   # Einsum: a two-operand contraction (a batched GEMM)
 # convolutions and matrix products: the only ops with MACs (`macs` counts no other), and the layer that anchors
 # a fused step and sets its cost (the conv of conv + bn + relu)
 MAC_OPS = CONVS | MATMULS
@@ -32,6 +32,14 @@ QDQ = frozenset({"QuantizeLinear", "DequantizeLinear"})   # explicit quantizatio
 SAME_SHAPE = ACTIVATIONS | NORMS | QDQ | frozenset({"Identity", "Dropout", "Softmax", "LogSoftmax", "Cast"})
 FOLDABLE = frozenset({"Dropout", "Identity", "Constant"})           # inference no-ops TensorRT's parsers remove
 RESHAPES = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})  # views; removed when the shape is unchanged
+
+
+def rule_op(op: str) -> str:
+    """The op name a TensorRT rule list is looked up under: Squeeze, Unsqueeze and Flatten are imported by
+    TensorRT's ONNX parser as the layer Reshape is (IShuffleLayer: dla.md s3.2 "Shuffle (Reshape/Transpose)";
+    the Shuffle layer's parameters, gpu_tensorrt.md s4: FirstTranspose, Reshape, SecondTranspose), so a rule
+    that names Reshape covers them."""
+    return "Reshape" if op in RESHAPES else op
 # global pools and reductions: one output per (image, channel); a GPU reduction kernel (cost/gpu.py kernel_class)
 REDUCTIONS = frozenset({"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum", "ReduceMin"})
 # data movement without arithmetic: on the DLA a RUBIK / bridge-DMA pass over the tensor (cost/dla.py)
@@ -147,6 +155,37 @@ def _matmul(layer, shapes):
     if len(shapes[0]) == 1:
         out = out[:-2] + out[-1:]
     return [out]
+
+
+def einsum_terms(equation, shapes, name: str = "?") -> tuple[list[str], str, dict[str, int]]:
+    """(input subscripts, output subscripts, size of each letter) of a two-operand ONNX Einsum (the form
+    torch.einsum exports for attention: "bghid,bghjd->bghij"). Without "->" the output is the letters that
+    appear once, in alphabetical order (ONNX Einsum, implicit mode). Other forms (ellipsis, one or three
+    operands) raise KeyError: dlasim does not model them and imports the layer as an unknown op."""
+    eq = str(equation or "").replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    ins = lhs.split(",")
+    if "." in eq or len(ins) != 2 or len(shapes) != 2 or not all(t.isalpha() for t in ins + ([out] if out else [])):
+        raise KeyError("Einsum")
+    if not arrow:
+        letters = "".join(ins)
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    sizes: dict[str, int] = {}
+    for term, shape in zip(ins, shapes):
+        if len(term) != len(shape):
+            raise ModelError(f"layer {name!r}: Einsum term {term!r} does not fit input shape {shape}")
+        for c, d in zip(term, shape):
+            if sizes.setdefault(c, d) != d and 1 not in (d, sizes[c]):
+                raise ModelError(f"layer {name!r}: Einsum index {c!r} is {sizes[c]} and {d}")
+            sizes[c] = max(sizes[c], d)
+    if any(c not in sizes for c in out):
+        raise ModelError(f"layer {name!r}: Einsum output index not in its inputs ({eq})")
+    return ins, out, sizes
+
+
+def _einsum(layer, shapes):
+    _, out, sizes = einsum_terms(layer.attributes.get("equation"), shapes, layer.name)
+    return [tuple(sizes[c] for c in out)]
 
 
 def _elementwise(layer, shapes):
@@ -289,7 +328,7 @@ def _constant(layer, shapes):
 SHAPE_FNS: dict[str, Callable] = {
     "Conv": _conv, "ConvTranspose": _conv_transpose,
     "MaxPool": _pool, "AveragePool": _pool, "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,
-    "Gemm": _gemm, "MatMul": _matmul, "Concat": _concat, "Flatten": _flatten, "Reshape": _reshape,
+    "Gemm": _gemm, "MatMul": _matmul, "Einsum": _einsum, "Concat": _concat, "Flatten": _flatten, "Reshape": _reshape,
     "Transpose": _transpose, "Resize": _resize, "Upsample": _resize, "Slice": _slice, "Split": _split,
     "Pad": _pad, "ReduceMean": _reduce, "ReduceMax": _reduce, "ReduceSum": _reduce,
     "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Constant": _constant,
@@ -322,4 +361,6 @@ def macs(op: str, attrs: dict, in_shapes: Sequence[Shape], out_shapes: Sequence[
         return math.prod(out_shapes[0]) * k
     if op == "MatMul":
         return math.prod(out_shapes[0]) * in_shapes[0][-1]
+    if op == "Einsum":       # one MAC per combination of all its indices (each output x each summed index)
+        return math.prod(einsum_terms(attrs.get("equation"), in_shapes)[2].values())
     return 0

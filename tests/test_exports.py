@@ -2,8 +2,11 @@
 Ultralytics, weights zeroed): they import and estimate on a GPU and on a DLA with fallback.
 
 MAC counts are torchvision's published figures ("GFLOPS" in the torchvision model tables counts
-multiply-accumulates): resnet18 1.81, mobilenet_v3_small 0.06 (56 M MAdds in the MobileNetV3 paper, Table 3), efficientnet_b0 0.39, vit_b_16 17.56;
-YOLOv8n: Ultralytics' model table, 8.7 GFLOPs at 640 (= 2 x MACs, so ~4.4 G MACs).
+multiply-accumulates): resnet18 1.81, mobilenet_v3_small 0.06 (56 M MAdds in the MobileNetV3 paper, Table 3), efficientnet_b0 0.39, vit_b_16 17.56,
+swin_t 4.49, convnext_tiny 4.46, regnet_y_400mf 0.40, deeplabv3_mobilenet_v3_large 10.45 (at 520x520),
+maxvit_t 5.56 (its attention is torch.einsum);
+YOLOv8n: Ultralytics' model table, 8.7 GFLOPs at 640 (= 2 x MACs, so ~4.4 G MACs); its dynamic-axes export
+(batch, 3, height, width) is estimated at --shapes images:1x3x640x640.
 """
 from __future__ import annotations
 
@@ -21,7 +24,10 @@ pytest.importorskip("onnx")
 
 FIXTURES = Path(__file__).parent / "fixtures" / "exports"
 GMACS = {"tv_resnet18": 1.81, "tv_mobilenet_v3_small": 0.056, "tv_efficientnet_b0": 0.39,
-         "tv_vit_b_16": 17.56, "tv_vit_b_16_dynamo": 17.56, "ultralytics_yolov8n": 4.35}
+         "tv_vit_b_16": 17.56, "tv_vit_b_16_dynamo": 17.56, "ultralytics_yolov8n": 4.35,
+         "tv_swin_t": 4.49, "tv_convnext_tiny": 4.46, "tv_regnet_y_400mf": 0.40,
+         "tv_deeplabv3_mobilenet_v3_large": 10.45, "tv_maxvit_t": 5.56, "ultralytics_yolov8n_dynamic": 4.35}
+SHAPES = {"ultralytics_yolov8n_dynamic": {"images": (1, 3, 640, 640)}}      # fixtures with dynamic inputs
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +48,7 @@ def test_every_fixture_is_there(exported):
 
 @pytest.mark.parametrize("name", sorted(GMACS))
 def test_imports_with_published_macs_and_no_unmodelled_op(exported, name):
-    g = dlasim.load(str(exported[name]))
+    g = dlasim.load(str(exported[name]), shapes=SHAPES.get(name))
     assert g.macs / 1e9 == pytest.approx(GMACS[name], rel=0.03)
     unknown = [l.name for l in g.layers if "unknown_op" in l.flags]
     assert unknown == []
@@ -53,8 +59,9 @@ def test_imports_with_published_macs_and_no_unmodelled_op(exported, name):
 def test_estimates_on_gpu_and_dla_with_fallback(exported, capsys, name, hw, device, precision):
     if name == "tv_vit_b_16_dynamo" and device == "dla":
         pytest.skip("same network as tv_vit_b_16 (covered there); keeps the suite short")
+    shapes = [f"--shapes={k}:{'x'.join(map(str, v))}" for k, v in SHAPES.get(name, {}).items()]
     rc = main(["estimate", str(exported[name]), "--hw", hw, "--device", device, precision,
-               "--allowGPUFallback", "--format", "json"])
+               "--allowGPUFallback", "--format", "json"] + shapes)
     assert rc == 0
     d = json.loads(capsys.readouterr().out)
     assert d["total_ms"] > 0

@@ -33,6 +33,9 @@ def add_options(p) -> None:
     prec.add_argument("--int8", dest="precision", action="store_const", const="int8", help="= --precision int8 (default: off)")
     prec.add_argument("--fp16", dest="precision", action="store_const", const="fp16", help="= --precision fp16 (default: off)")
     p.add_argument("--batch", type=int, default=None, help="batch of every engine that does not set one (default: the model's)")
+    p.add_argument("--shapes", default=None,
+                   help="input shapes of every engine that does not set them, trtexec spelling "
+                        "(name:1x3x640x640[,name2:...]; needed for a model with dynamic dimensions; default: none)")
     p.add_argument("--inputIOFormats", "--input-io-formats", dest="input_formats", default=None,
                    help="input formats of every engine that does not set them, trtexec spelling (default: none)")
     p.add_argument("--cut", action="append", default=[],
@@ -57,6 +60,8 @@ def _defaults(a) -> dict:
         d["batch"] = a.batch
     if a.input_formats:
         d["input_formats"] = a.input_formats
+    if a.shapes:
+        d["shapes"] = a.shapes
     return d
 
 
@@ -75,6 +80,8 @@ def cmd(a, width: int = 100) -> str | dict:
     if a.advise:
         if not a.models:
             raise DlasimError("concurrent --advise: give the models to place")
+        if a.shapes:
+            raise DlasimError("concurrent --advise takes no --shapes: give models with static input shapes")
         try:
             batches = tuple(int(b) for b in a.batches.split(",") if b.strip())
         except ValueError:
@@ -104,7 +111,9 @@ def cmd(a, width: int = 100) -> str | dict:
             raise DlasimError("concurrent: --cut and --stages go together, with one MODEL")
         from ..concurrent.split import split_graph
         units = [u.strip() for u in a.stages.split(",") if u.strip()]
-        parts = split_graph(load(a.models[0], batch=a.batch), cuts)
+        from ..importers import parse_shapes
+        parts = split_graph(load(a.models[0], batch=a.batch, shapes=parse_shapes(a.shapes) if a.shapes else None),
+                            cuts)
         if len(units) != len(parts):
             raise DlasimError(f"--stages: {len(parts)} stages from {len(cuts)} cut(s), got {len(units)} units")
         bounds = [*cuts, "end"]

@@ -2,8 +2,9 @@
 
 An engine is a model with its own device (gpu, or dla with a core), precision, batch and I/O formats, as
 one trtexec process would build it. `--engine` text: `MODEL[,key=value...]`, keys device (gpu|dla0|dla1|dla),
-precision, batch, input_formats, output_formats, gpu_fallback, label. A file holds `[[engine]]` tables with
-the same keys plus `model`.
+precision, batch, input_formats, output_formats, gpu_fallback, label, shapes (trtexec's --shapes spelling,
+`images:1x3x640x640`: the input shapes of a model with dynamic dimensions; in `--engine` text one input, as
+the text's commas separate keys). A file holds `[[engine]]` tables with the same keys plus `model`.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ..errors import DlasimError
 from ..safeio import load_toml
 
 _KEYS = ("device", "precision", "batch", "input_formats", "output_formats", "gpu_fallback", "label",
-         "dla_core", "model")
+         "dla_core", "model", "shapes")
 _PRECISIONS = ("fp32", "fp16", "int8", "best")
 
 
@@ -29,6 +30,7 @@ class Engine:
     gpu_fallback: bool = True
     label: str = ""
     time_scale: float = 1.0   # anchoring: stand-alone step times scaled by this (validation only; 1 = as predicted)
+    shapes: str | None = None  # trtexec --shapes text for the model's inputs (dynamic dimensions)
 
     @property
     def unit(self) -> str:
@@ -78,6 +80,13 @@ def make_engine(fields: dict, where: str) -> Engine:
     for k in ("input_formats", "output_formats", "label"):
         if k in fields:
             kw[k] = str(fields[k])
+    if "shapes" in fields:
+        from ..importers import parse_shapes
+        try:
+            parse_shapes(str(fields["shapes"]))         # checked here: the error names the engine
+        except DlasimError as e:
+            raise DlasimError(f"{where}: shapes: {e}") from None
+        kw["shapes"] = str(fields["shapes"])
     if "gpu_fallback" in fields:
         v = fields["gpu_fallback"]
         kw["gpu_fallback"] = v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes", "on")

@@ -137,15 +137,16 @@ def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> 
     """Each engine's stand-alone estimate (graphs loaded once per model). A cache shared between calls keys
     the estimates by platform too (the platform objects stay alive with their caller, as the graphs do)."""
     from ..api import estimate, load
+    from ..importers import parse_shapes
     cache = {} if cache is None else cache
     out = []
     for e in engines:
         key = (id(plat), e.model if isinstance(e.model, str) else id(e.model), e.device, e.dla_core, e.precision,
-               e.batch, e.input_formats, e.output_formats, e.gpu_fallback)
+               e.batch, e.input_formats, e.output_formats, e.gpu_fallback, e.shapes)
         if key not in cache:
-            gkey = ("graph", key[1], e.batch)
+            gkey = ("graph", key[1], e.batch, e.shapes)
             if gkey not in cache:
-                cache[gkey] = load(e.model, batch=e.batch)
+                cache[gkey] = load(e.model, batch=e.batch, shapes=parse_shapes(e.shapes) if e.shapes else None)
             cache[key] = estimate(cache[gkey], plat, device=e.device, precision=e.precision, batch=e.batch,
                                          gpu_fallback=e.gpu_fallback, dla_core=e.dla_core,
                                          input_formats=e.input_formats, output_formats=e.output_formats)

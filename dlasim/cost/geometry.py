@@ -3,7 +3,8 @@
 Conv, deconvolution, fully connected (Gemm) and MatMul with constant weights are all described as a
 convolution: N images of C x H x W in, K x P x Q out, an R x S kernel, `groups` groups. An FC layer is a
 1x1 conv on a 1x1 map (TensorRT converts FC to conv, reference/gpu_tensorrt.md s5.2); a constant-weight
-MatMul [.., M, C] x [C, K] is a 1x1 conv over M pixels (reference/dla.md s4.1).
+MatMul [.., M, C] x [C, K] is a 1x1 conv over M pixels (reference/dla.md s4.1); a MatMul of two activations
+or a two-operand Einsum is a GEMM of (rows of its output) x (summed size) x (its last output dimension).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import operator
 from dataclasses import dataclass, fields
 
 from ..ir import Graph, Layer
-from ..ops import conv_params
+from ..ops import conv_params, einsum_terms
 from ..plan import Step
 
 
@@ -84,6 +85,11 @@ def conv_shape(layer: Layer, g: Graph, params: tuple | None = None) -> ConvShape
         if not tensors[layer.inputs[1]].const:
             return ConvShape(math.prod(out[:-1]), a[-1], 1, 1, out[-1], 1, 1)
         return ConvShape(1, a[-1], 1, 1, out[-1], math.prod(a[:-1]), 1)
+    if op == "Einsum":      # a batched GEMM of two activations: rows x (summed indices) x the last output index
+        ins, o, sizes = einsum_terms(layer.attributes.get("equation"),
+                                     [tensors[t].shape for t in layer.inputs], layer.name)
+        summed = math.prod(sizes[c] for c in set("".join(ins)) - set(o))
+        return ConvShape(math.prod(out[:-1]), summed, 1, 1, out[-1] if out else 1, 1, 1)
     return None
 
 

@@ -274,7 +274,7 @@ def _conv_cost_of(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape,
     out_bytes = elems(step.outputs) * bo
     w_elems = cs.k * (cs.c // cs.groups) * cs.r * cs.s
     w_bytes = w_elems * b
-    if op == "MatMul" and not g.tensors[step.anchor.inputs[1]].const:
+    if op == "Einsum" or op == "MatMul" and not g.tensors[step.anchor.inputs[1]].const:
         w_bytes = 0          # both operands are activations (attention MatMul), read as inputs: in in_bytes
     macs = cs.macs
     peak = gpu_peak_macs_per_s(gpu, p)

@@ -28,6 +28,10 @@ from ..onnx_package import one_line, onnx_module
 from .onnx_attributes import SCALAR_PARAMETERS, from_inferred, normalise, parameter_inputs, read_attributes
 from .onnx_fold import FOLDERS, SMALL, node_attributes
 
+# Rounds of ONNX shape inference and folding: each round resolves the shapes that the values folded in the
+# last one decide. torchvision Swin-T needs 16 (every block pads its input by amounts computed from the
+# previous block's output shape); the loop stops as soon as a round folds nothing.
+ROUNDS = 64
 # onnx.TensorProto.DataType -> dlasim dtype names (ir.DTYPE_BYTES)
 _DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
            9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16"}
@@ -132,8 +136,14 @@ class _Importer:
                 dims[0] = int(batch)
             self.overridden |= dims != _dims(inp)
             if dims is None or any(d is None for d in dims):
-                example = "x".join(str(d or 1) for d in dims) if dims else "1x3x224x224"
+                # a dynamic batch is filled with 1; another dynamic dimension has no safe default (1 would
+                # make a 1x1 image of a dynamic-axes detector export): it is named, to be chosen
+                sym = [d.dim_param or f"dim{i}" for i, d in enumerate(inp.type.tensor_type.shape.dim)]
+                example = ("x".join(str(d) if d else ("1" if i == 0 else sym[i].upper())
+                                    for i, d in enumerate(dims)) if dims else "1x3x224x224")
                 what = "has a dynamic dimension" if dims else "has no shape"
+                if dims and any(d is None for d in dims[1:]):
+                    what = f"has dynamic dimensions ({', '.join(sym[i] for i, d in enumerate(dims) if d is None)})"
                 as_tuple = "(" + ", ".join(example.split("x")) + ("," if "x" not in example else "") + ")"
                 raise ModelError(f"{self.path}: input {inp.name!r} {what}; give its shape with "
                                  f"shapes={{{inp.name!r}: {as_tuple}}} (--shapes {inp.name}:{example})")
@@ -236,9 +246,18 @@ class _Importer:
                 count += len(outs)
         return count
 
+    def _resolved(self) -> bool:
+        """Every tensor a node writes has a shape (ONNX inference) or a value (folding): no round is left to
+        help. (The graph outputs alone can be known while inner shapes still wait on folded values: Swin-T's
+        (1, 1000) logits are inferred in the first round, its attention blocks' shapes in the 16th.)"""
+        return all(o in self.known or o in self.folded or o in self.const_shapes or o in self.const_nodes
+                   for n in self.graph.node for o in n.output if o)
+
     def _shape_of(self, name: str):
         if name in self.tensors and not self.tensors[name].const:
             return self.tensors[name].shape
+        if name in self.folded:             # folded earlier in this pass: before ONNX inference has its shape
+            return tuple(self.folded[name].shape)
         return self.known.get(name)
 
     # ---- constants -------------------------------------------------------------------------------
@@ -355,9 +374,9 @@ class _Importer:
     # ---- assembly ---------------------------------------------------------------------------------
     def run(self, shapes: dict[str, tuple], batch: int | None) -> Graph:
         inputs, deferred = self._fix_inputs(shapes, batch)
-        for _ in range(8):  # inference and folding feed each other (Shape of a Reshape output, ...)
+        for _ in range(ROUNDS):  # inference and folding feed each other (Shape of a Reshape output, ...)
             self._onnx_shapes()
-            if not self._fold() or all(o.name in self.known for o in self.graph.output):
+            if not self._fold() or self._resolved():
                 break
         layers: list[Layer] = []
         seen: set[str] = set()

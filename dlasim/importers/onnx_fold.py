@@ -124,6 +124,11 @@ def _fold_reshape(shape_of, node, vals, attributes):
     return vals[0].reshape([d if d else vals[0].shape[i] for i, d in enumerate(vals[1].tolist())])
 
 
+def _fold_transpose(shape_of, node, vals, attributes):
+    # torchvision Swin's padding: pads = Transpose(Slice(Reshape(Concat(...), (-1, 2)), step -1)) -> Reshape(-1)
+    return None if vals[0] is None else np.transpose(vals[0], attributes.get("perm"))
+
+
 def _fold_mod(shape_of, node, vals, attributes):
     return (np.fmod if attributes.get("fmod") else np.mod)(*vals[:2]) if _need(vals, 2) else None
 
@@ -135,7 +140,7 @@ def _fold_range(shape_of, node, vals, attributes):
 FOLDERS = {
     "Shape": _fold_shape, "Size": _fold_size, "Identity": _elementwise(lambda a: a, 1), "Gather": _fold_gather,
     "Unsqueeze": _fold_unsqueeze, "Squeeze": _fold_squeeze, "Slice": _fold_slice, "Concat": _fold_concat,
-    "Reshape": _fold_reshape, "Cast": _fold_cast, "ConstantOfShape": _fold_constant_of_shape,
+    "Reshape": _fold_reshape, "Transpose": _fold_transpose, "Cast": _fold_cast, "ConstantOfShape": _fold_constant_of_shape,
     "Add": _elementwise(np.add), "Sub": _elementwise(np.subtract), "Mul": _elementwise(np.multiply),
     "Div": _fold_div, "Mod": _fold_mod,
     "Equal": _elementwise(np.equal), "Where": _elementwise(np.where, 3),

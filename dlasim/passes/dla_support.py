@@ -10,7 +10,7 @@ import math
 from .. import rules as rule_data
 from ..hardware import Dla, DlaSupport
 from ..ir import Graph, Layer
-from ..ops import conv_params
+from ..ops import conv_params, rule_op
 from ..plan import FallbackKind
 
 def cbuf_banks_needed(c_in: int, kh: int, kw: int, w_in: int, dil_h: int, bpe: int, dla: Dla) -> tuple[int, int]:
@@ -34,7 +34,8 @@ def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
     op = layer.op
     if "unknown_op" in layer.flags:
         return FallbackKind.UNKNOWN_OP, f"{op} is not a known operator (costed as a GPU layer, conservatively)"
-    if op not in (rules.ops if supported is None else supported):
+    listed = rules.ops if supported is None else supported
+    if op not in listed and rule_op(op) not in listed:
         return FallbackKind.UNSUPPORTED_OP, f"{op} is not supported on DLA {dla.version}"
     tensors = g.tensors
     dim_max = rules.tensor_dim_max

@@ -1,7 +1,9 @@
 """Fold no-ops and turn the remaining layers into one Step each.
 
 TensorRT removes Dropout/Identity, constant-only layers and shape-preserving Reshape/Flatten at build time
-(reference/gpu_tensorrt.md s5.2: "Trivial Scale ... erased", Shuffle+Shuffle fused). Concatenation is kept
+(reference/gpu_tensorrt.md s5.2: "Trivial Scale ... erased", Shuffle+Shuffle fused). A Pad of zeros on every
+side is the identity too (torchvision Swin pads each window partition to a multiple of the window, by 0 at
+224x224) and goes the same way. Concatenation is kept
 as a step: on both engines it is done by writing producers into one buffer, and the cost model prices it.
 """
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from ..ops import CONVS, FOLDABLE, RESHAPES, conv_params
 from ..plan import Decision, Step
 
-NO_OPS = FOLDABLE | RESHAPES                                          # the ops the pass may remove
+NO_OPS = FOLDABLE | RESHAPES | {"Pad"}                               # the ops the pass may remove
 
 
 def fold(plan) -> None:
@@ -48,8 +50,9 @@ def _folded(layer, op: str, data: list, plan, consts: set[str]) -> bool:
         consts.update(layer.outputs)
         return True
     tensors = plan.graph.tensors
-    if len(data) == 1 and (op in FOLDABLE or (
-            op in RESHAPES and len(layer.outputs) == 1 and data[0].shape == tensors[layer.outputs[0]].shape)):
+    same = len(layer.outputs) == 1 and len(data) == 1 and data[0].shape == tensors[layer.outputs[0]].shape
+    zero_pad = op == "Pad" and same and not any(layer.attributes.get("pads") or ())
+    if len(data) == 1 and (op in FOLDABLE or (op in RESHAPES and same) or zero_pad):
         for t in layer.outputs:
             plan.alias[t] = plan.resolve(data[0].name)
         plan.decisions.append(Decision(layer.name, "fold", "removed", f"{op} is a no-op at inference"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import rules
 from ..errors import BuildError
-from ..ops import QDQ          # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
+from ..ops import QDQ, rule_op  # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
 from ..plan import Decision, Fallback, FallbackKind
 from ..precision import run_precision
 from .dla_support import check_layer
@@ -107,7 +107,8 @@ def gpu_precision(step, gpu_p: str) -> tuple[str, str]:
     a DLA step the partition pass moves to the GPU (passes/partition.py): it runs as the GPU runs it."""
     if gpu_p == "int8":
         int8_ops = rules.RULES.gpu_int8_ops
-        odd = [l.op for l in step.members if l.op not in int8_ops and l.op not in QDQ]
+        odd = [l.op for l in step.members
+               if l.op not in int8_ops and rule_op(l.op) not in int8_ops and l.op not in QDQ]
         if odd:
             return "fp16", f"{min(odd)} has no INT8 kernel; runs in FP16"
     return gpu_p, ""
