@@ -55,9 +55,11 @@ def test_eligible_conv_halves_its_mac_time_and_reads_compressed_weights():
     assert dense.compute_ms == pytest.approx(18432 / hz / eff * 1e3)
     assert sparse.compute_ms == pytest.approx(9216 / hz / eff * 1e3)
     assert dense.bytes == 131072 + 147456 + 131072 and sparse.bytes == 131072 + 92160 + 131072
-    assert sparse.parts.sparse == "used" and sparse.bound == "compute"
+    # the bound is the largest part: 5.8 us of sparse MACs against the spec's per-layer overhead
+    overhead = ORIN.dla.layer_overhead_s
+    assert sparse.parts.sparse == "used" and sparse.bound == ("compute" if 9216 / hz / eff > overhead else "overhead")
     assert sparse.parts.dense_s * 1e3 == pytest.approx(dense.time_ms)
-    assert sparse.time_ms == pytest.approx((9216 / hz / eff + ORIN.dla.layer_overhead_s) * 1e3)
+    assert sparse.time_ms == pytest.approx((9216 / hz / eff + overhead) * 1e3)
 
 
 def test_memory_bound_layer_gains_only_its_weight_bytes():

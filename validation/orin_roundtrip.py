@@ -34,7 +34,7 @@ from fit_concurrent import dla_task_ms, forum_rows  # noqa: E402
 from fit_specs import ORIN_FN, ORIN_ROWS  # noqa: E402
 
 GN, BN = "orin_toy_cnn_groupnorm_int8_bs32", "orin_toy_cnn_batchnorm_int8_bs32"
-GOOGLENET_CASE = "orin_googlenet_dla_fp16"
+GOOGLENET_CASE = "orin_googlenet_dla_int8"
 # DLA subgraphs of the measured engines (dla.md s5.3: "5 DLA subgraphs + GPU InstanceNorm/Shuffle/Scale",
 # "one DLA subgraph + GPU GlobalAvgPool")
 MEASURED_LOADABLES = {GN: 5, BN: 1}
