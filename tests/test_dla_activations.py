@@ -155,11 +155,11 @@ def test_int8_conv_with_a_fused_lut_activation_runs_fp16_as_its_reason_says(act)
     assert next(s for s in plan.steps if s.kind == "layer").precision == "fp16"
     fmap = 64 * 56 * 56
     assert step.bytes == 2 * fmap + 64 * 64 * 9 * 2 + 2 * fmap == 876544     # FP16 in, weights, out
-    # MAC cycles: ceil(64 / 64) x ceil(64 / 32 FP16 kernels) atoms x 9 taps x 3136 pixels (stripes of 32 take
+    # MAC cycles: ceil(64 / 64) x ceil(64 / 8 FP16 kernels) atoms x 9 taps x 3136 pixels (stripes of 32 take
     # 16-cycle weight loads: 1568 < 3136); the LUT's 200704 elements at 16/cycle (12544) are fewer
-    assert dla.atomic_k("fp16") == 32 and dla.sdp_eltwise_elems_per_cycle == 16
-    assert step.compute_ms == pytest.approx(2 * 9 * 3136 / dla.clock_hz * 1e3)        # 0.03528 ms
-    assert step.time_ms == pytest.approx(2 * 9 * 3136 / dla.clock_hz * 1e3 + dla.layer_overhead_s * 1e3)
+    assert dla.atomic_k("fp16") == 8 and dla.sdp_eltwise_elems_per_cycle == 16
+    assert step.compute_ms == pytest.approx(8 * 9 * 3136 / dla.clock_hz * 1e3)        # 0.14112 ms
+    assert step.time_ms == pytest.approx(8 * 9 * 3136 / dla.clock_hz * 1e3 + dla.layer_overhead_s * 1e3)
     copies = [s for s in e.steps if s.kind == "reformat"]
     assert [s.copy.dst[0] for s in copies] == ["fp16", "fp32"]       # the input is copied in as FP16
     # the same conv with ReLU stays INT8: half the bytes, 128 INT8 kernels per atom
