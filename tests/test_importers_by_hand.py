@@ -32,11 +32,20 @@ def _out(g, layer):
 
 
 # ---- Caffe -----------------------------------------------------------------------------------------
-def test_caffe_header_with_two_inputs_reads_four_input_dims_each(tmp_path):
-    g = _caffe(tmp_path, 'input: "a" input: "b" input_dim: 1 input_dim: 3 input_dim: 8 input_dim: 8 '
-                         'input_dim: 1 input_dim: 5 input_dim: 4 input_dim: 4\n'
-                         'layer { name: "ra" type: "ReLU" bottom: "a" top: "ra" }\n'
-                         'layer { name: "rb" type: "ReLU" bottom: "b" top: "rb" }\n')
+# two inputs, declared in the header (four input_dim each, in order) or by one Input layer with two tops
+_TWO_INPUTS = {
+    "header": ('input: "a" input: "b" input_dim: 1 input_dim: 3 input_dim: 8 input_dim: 8 '
+               'input_dim: 1 input_dim: 5 input_dim: 4 input_dim: 4\n'),
+    "input_layer": ('layer { name: "in" type: "Input" top: "a" top: "b" input_param { '
+                    'shape { dim: 1 dim: 3 dim: 8 dim: 8 } shape { dim: 1 dim: 5 dim: 4 dim: 4 } } }\n'),
+}
+
+
+@pytest.mark.parametrize("form", sorted(_TWO_INPUTS))
+def test_caffe_two_inputs_get_each_its_own_shape(tmp_path, form):
+    g = _caffe(tmp_path, _TWO_INPUTS[form] +
+               'layer { name: "ra" type: "ReLU" bottom: "a" top: "ra" }\n'
+               'layer { name: "rb" type: "ReLU" bottom: "b" top: "rb" }\n')
     assert g.tensors["a"].shape == (1, 3, 8, 8) and g.tensors["b"].shape == (1, 5, 4, 4)
 
 
@@ -105,14 +114,6 @@ def test_caffe_in_place_layers_get_fresh_names_even_when_the_usual_ones_are_take
                          'layer { name: "add" type: "Eltwise" bottom: "x" bottom: "r" bottom: "x/r" top: "y" }\n')
     assert [(l.inputs, l.outputs) for l in g.layers] == [(["x"], ["x/r_1"]), (["x/r_1"], ["s"]),
                                                          (["s", "r", "x/r"], ["y"])]
-
-
-def test_caffe_input_layer_with_two_tops_gives_each_its_shape(tmp_path):
-    g = _caffe(tmp_path, 'layer { name: "in" type: "Input" top: "a" top: "b" input_param { '
-                         'shape { dim: 1 dim: 3 dim: 8 dim: 8 } shape { dim: 1 dim: 5 dim: 4 dim: 4 } } }\n'
-                         'layer { name: "ra" type: "ReLU" bottom: "a" top: "ra" }\n'
-                         'layer { name: "rb" type: "ReLU" bottom: "b" top: "rb" }\n')
-    assert g.tensors["a"].shape == (1, 3, 8, 8) and g.tensors["b"].shape == (1, 5, 4, 4)
 
 
 def test_caffe_one_by_one_pooling_with_stride_one_is_accepted(tmp_path):

@@ -76,7 +76,6 @@ class CostParts:
 
 _PARTS_DEFAULTS = tuple((f.name, f.default) for f in fields(CostParts))
 _PARTS_NAMES = frozenset(name for name, _ in _PARTS_DEFAULTS)
-_new = object.__new__
 _TILING_FIELDS = tuple(f.name for f in fields(Tiling))
 
 
@@ -105,11 +104,8 @@ def finish(compute_s: float, memory_s: float, overhead_s: float, macs: int = 0, 
     total = body + overhead_s
     if overhead_s > body:
         bound = "overhead"
-    if not _PARTS_NAMES.issuperset(parts):
-        raise TypeError(f"CostParts: unknown field(s) {', '.join(sorted(set(parts) - _PARTS_NAMES))}")
-    cp = _new(CostParts)             # CostParts(floor_s=excess, **parts) without a second pass over the keywords
-    cp.__dict__.update(parts, floor_s=excess)
-    return StepCost(compute_s, memory_s, overhead_s, total, bound, int(macs), int(nbytes), cp)
+    return StepCost(compute_s, memory_s, overhead_s, total, bound, int(macs), int(nbytes),
+                    CostParts(floor_s=excess, **parts))
 
 
 def elems(tensors) -> int:

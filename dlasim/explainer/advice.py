@@ -86,10 +86,11 @@ def advise_gpu(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
         return []
     kinds = est.by_kind()
     fixed = sum(kinds.get(k, 0.0) for k in FIXED_KINDS)
-    if fixed >= max(found.ideal_ms, 0.5 * est.total_ms) and est.dla_subgraphs <= 1:
+    launch_bound = fixed >= max(found.ideal_ms, 0.5 * est.total_ms)
+    if launch_bound and est.dla_subgraphs <= 1:
         text = (f"the network is tiny ({si(est.macs)} MACs, {found.ideal_ms:.3f} ms at the DLA's peak) and DLA "
                 f"launch and copies take {fixed:.3f} ms of {est.total_ms:.3f} ms: run it on the GPU")
-    elif fixed >= max(found.ideal_ms, 0.5 * est.total_ms):
+    elif launch_bound:
         # not a small network: fallback cut it into DLA subgraphs whose launches and hand-overs dominate
         text = (f"DLA launches and copies take {fixed:.3f} ms of {est.total_ms:.3f} ms ({si(est.macs)} MACs, "
                 f"{found.ideal_ms:.3f} ms at the DLA's peak): {len(est.fallback)} layers fall back, splitting the "

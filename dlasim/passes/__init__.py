@@ -87,4 +87,4 @@ def clear_caches() -> None:
     """Forget the reused Plans and DLA conv verdicts (dlasim.clear_caches also forgets the cost model's
     per-layer results)."""
     _LAST[0] = None
-    dla_support._CONV.clear()
+    dla_support.clear_caches()

@@ -71,6 +71,10 @@ CONV_CACHE_SIZE = 8192
 _ABSENT = object()          # no group attribute (not the same as one set to 1: the reason prints it)
 
 
+def clear_caches() -> None:
+    _CONV.clear()
+
+
 def _conv(g: Graph, layer: Layer, dla: Dla, precision: str, conv: tuple | None = None) -> tuple[bool, str]:
     params = conv or conv_params(layer.attributes)
     x = g.tensors[layer.inputs[0]].shape
