@@ -46,3 +46,18 @@ def test_unfused_leaky_relu_adds_pointwise_kernels():
     apart = dlasim.estimate("zoo:yolov3_tiny", p, device="gpu", precision="int8")
     assert len(apart.steps) > len(fused.steps)
     assert apart.total_ms > fused.total_ms
+
+
+def test_a_concat_step_with_copies_is_one_kernel_per_copy():
+    from types import SimpleNamespace as S
+    est = S(steps=[S(time_ms=0.02, parts=S(copy_kernels=0)),       # a conv: one kernel
+                   S(time_ms=0.0, parts=S(copy_kernels=0)),        # an in-place Concat: no kernel
+                   S(time_ms=0.03, parts=S(copy_kernels=3))])      # a Concat copying 3 inputs: 3 x 10 us
+    assert xgm.gpu_kernels(est) == pytest.approx([0.02, 0.01, 0.01, 0.01])
+
+
+def test_torch2trt_quote_gives_latency_and_inverse_throughput():
+    # T2T-03 quote: "Throughput (TensorRT) 722 | Latency (TensorRT) 1.64"
+    lat, tput = xgm._t2t_quote_ms("T2T-03")
+    assert lat == pytest.approx(1.64)
+    assert tput == pytest.approx(1000 / 722)
