@@ -53,6 +53,8 @@ PROBES = (
     ("dw x0.5", "depthwise convolutions at half the assumed bandwidth share", _half("depthwise_efficiency")),
     ("gemv x0.5", "FC/GEMV weight streams at half the fitted DRAM share", _half("gemv_efficiency")),
     ("leaky", "LeakyReLU not fused into the conv (its own pointwise kernel)", _no_leaky),
+    ("launch 10", "a 10 us GPU-side launch gap per kernel instead of 2 us (no CUDA graph)",
+     lambda gpu: {"launch_overhead_s": 10e-6}),
 )
 
 
