@@ -1,6 +1,6 @@
 """The held GPU share of a DLA engine's process: the forum GPU-load check of validation/fit_concurrent.py, the
-share a measured aggregate implies (validation/concurrent_breakdown.py) and run_concurrent's override, on
-hand-computed numbers."""
+share a measured aggregate implies (validation/concurrent_breakdown.py) and run_concurrent's override; and
+validate's count of aggregate rows that no contention can bring closer than the sum; on hand-computed numbers."""
 from __future__ import annotations
 
 import importlib.util
@@ -70,3 +70,19 @@ def test_wait_share_replaces_the_specs_share():
     assert same.aggregate_img_per_s == pytest.approx(spec.aggregate_img_per_s)
     assert none.dla_wait_share == 0.0 and more.dla_wait_share == 1.0
     assert none.engines[0].together_qps > spec.engines[0].together_qps > more.engines[0].together_qps
+
+
+def test_validate_counts_the_rows_whose_sum_alone_is_already_slower(tmp_path):
+    # ResNet-18 on Orin, GPU + 2 DLA at batch 1 runs far above 1 img/s and far below 1e6 img/s: measured
+    # at 1e6 or 2e6 the sum of stand-alone is slower than the measurement (no contention can come closer); at 1 it is not
+    from dlasim import validate
+    cases = tmp_path / "cases.csv"
+    head = ("name,suite,platform,model,device,precision,batch,options,metric,measured,unit,engines,fitted,"
+            "tolerance_pct,notes,source\n")
+    row = "{n},conc,orin-agx,zoo:resnet18,gpu@1+dla0@1+dla1@1,int8,1,,concurrent:aggregate,{m},img_per_s,,no,20,n,s\n"
+    cases.write_text(head + row.format(n="fast", m=1e6) + row.format(n="faster", m=2e6) + row.format(n="slow", m=1))
+    res = validate.run(path=cases)
+    s = res["summary"]["conc"]
+    assert s["n"] == 3 and s["sum_alone_slower"] == 2
+    assert s["closer_than_sum_alone"] == pytest.approx(1 / 3)   # the slow one: closer; the fast ones cannot be
+    assert "(2 of 3 start from a sum already slower than measured" in validate.render(res, width=400)
