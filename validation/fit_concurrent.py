@@ -37,6 +37,8 @@ DATA = ROOT / "validation" / "data" / "public2" / "measurements.csv"
 SPECS = ("orin-agx", "orin-nx-16gb", "xavier-agx", "xavier-nx")
 FIT_ROWS = ("FOR-01", "FOR-02", "FOR-03")
 HELD_OUT = ("FOR-04", "FOR-05")
+XAVIER_NOTE = ("; the held-out Xavier NX jetson_benchmarks rows imply other shares with their stand-alone "
+               "predictions (validation/concurrent_breakdown.py prints them; validation/README.md)")
 
 
 def forum_rows() -> dict[str, dict]:
@@ -124,7 +126,8 @@ def write(share: float, text: str) -> None:
         spec = path.read_text()
         src = (f'process_dla_wait_share = "{text}"' if name == "orin-agx" else
                f'process_dla_wait_share = "{text}; fitted on orin-agx, assumed for {name} (the same '
-               f'Jetson GPU driver time-slicing between process contexts)"')
+               f'Jetson GPU driver time-slicing between process contexts)'
+               + (XAVIER_NOTE if name.startswith("xavier") else "") + '"')
         line = f"process_dla_wait_share = {share:.4g}"
         if re.search(r"^process_dla_wait_share = [0-9.e+-]+$", spec, re.M):
             spec = re.sub(r"^process_dla_wait_share = [0-9.e+-]+$", line, spec, flags=re.M)
