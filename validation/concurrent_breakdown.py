@@ -13,8 +13,11 @@ together, both as errors against the measurement.
 Contention in this model only slows engines down, so the prediction together is never faster than the sum
 of the stand-alone predictions. When that sum is already slower than the measurement (`stand-alone too
 slow`), no contention mechanism can bring the prediction closer than the sum: the miss is a stand-alone
-(dlasim/cost, dlasim/passes) error, and the per-engine lines say which engine carries it. Reads held-out
-rows only to print them; fits nothing, writes nothing.
+(dlasim/cost, dlasim/passes) error, and the per-engine lines say which engine carries it. For rows with
+the engines in separate processes (`processes=each`) it also prints the GPU share a waiting DLA process
+would have to hold for the prediction to meet the measurement, the engines' stand-alone times as predicted
+(beside the spec's gpu.process_dla_wait_share, fitted on the Orin forum rows by fit_concurrent.py). Reads
+held-out rows only to print them; fits nothing, writes nothing.
 """
 from __future__ import annotations
 
