@@ -13,8 +13,11 @@ together, both as errors against the measurement.
 Contention in this model only slows engines down, so the prediction together is never faster than the sum
 of the stand-alone predictions. When that sum is already slower than the measurement (`stand-alone too
 slow`), no contention mechanism can bring the prediction closer than the sum: the miss is a stand-alone
-(dlasim/cost, dlasim/passes) error, and the per-engine lines say which engine carries it. Reads held-out
-rows only to print them; fits nothing, writes nothing.
+(dlasim/cost, dlasim/passes) error, and the per-engine lines say which engine carries it. For rows with
+the engines in separate processes (`processes=each`) it also prints the GPU share a waiting DLA process
+would have to hold for the prediction to meet the measurement, the engines' stand-alone times as predicted
+(beside the spec's gpu.process_dla_wait_share, fitted on the Orin forum rows by fit_concurrent.py). Reads
+held-out rows only to print them; fits nothing, writes nothing.
 """
 from __future__ import annotations
 
@@ -49,6 +52,22 @@ def verdict(measured_ms: float, sum_ms: float, predicted_ms: float, tol: float =
     return "contention overshoots: the model slows the engines more than the measurement allows"
 
 
+def implied_share(aggregate, measured: float, lo: float = 0.0, hi: float = 2.0, steps: int = 24) -> float | None:
+    """The held GPU share at which `aggregate(share)` (img/s, falling as the share grows) meets `measured`,
+    by bisection; None when even no held share is slower than measured, `hi` when `hi` is still faster."""
+    if aggregate(lo) < measured:
+        return None
+    if aggregate(hi) >= measured:
+        return hi
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        if aggregate(mid) >= measured:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
 def breakdown(case: dict, runner, hints: dict) -> list[str]:
     from dlasim import validate
     from dlasim.concurrent.cases import case_result
@@ -70,6 +89,11 @@ def breakdown(case: dict, runner, hints: dict) -> list[str]:
                  f"({row['sum_alone_error_pct']:+.1f}% in ms/img); together {r.aggregate_img_per_s:.1f} "
                  f"({row['error_pct']:+.1f}%); DRAM {r.mean_dram_use:.0%} of "
                  f"{r.dram_cap_bytes_per_s / 1e9:.1f} GB/s, saturated {r.saturated_share:.0%}")
+    if r.processes == "each" and r.dla_wait_share > 0:
+        share = implied_share(lambda h: case_result(case, runner, wait_share=h).aggregate_img_per_s, meas)
+        lines.append(f"  held GPU share per DLA process (spec {r.dla_wait_share:.3f}, fitted on the Orin forum rows): "
+                     + ("none reaches the measurement" if share is None else
+                        f"{share:.3f} would meet the measurement, the engines' stand-alone times as predicted"))
     lines.append("  -> " + verdict(row["measured"], row["sum_alone_ms"], row["predicted"]))
     return lines
 

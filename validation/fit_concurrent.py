@@ -37,6 +37,8 @@ DATA = ROOT / "validation" / "data" / "public2" / "measurements.csv"
 SPECS = ("orin-agx", "orin-nx-16gb", "xavier-agx", "xavier-nx")
 FIT_ROWS = ("FOR-01", "FOR-02", "FOR-03")
 HELD_OUT = ("FOR-04", "FOR-05")
+XAVIER_NOTE = ("; the held-out Xavier NX jetson_benchmarks rows imply other shares with their stand-alone "
+               "predictions (validation/concurrent_breakdown.py prints them; validation/README.md)")
 
 
 def forum_rows() -> dict[str, dict]:
@@ -53,6 +55,30 @@ def dla_task_ms(row: dict) -> float:
     if not m:
         raise SystemExit(f"{DATA}: row {row['case_id']} notes name no Nsight 'Task N ms'")
     return float(m.group(1))
+
+
+def gpu_load_pct(row: dict) -> float:
+    m = re.search(r"~?([0-9.]+)% GPU load", row["notes"])
+    if not m:
+        raise SystemExit(f"{DATA}: row {row['case_id']} notes name no 'N% GPU load'")
+    return float(m.group(1))
+
+
+def busy_alone(engine, share: float) -> tuple[float, float]:
+    """(GPU busy share, of which held) of one DLA engine running alone: its GPU steps' time plus `share` of
+    its DLA steps' time (the time slices its context holds while it waits), over its period."""
+    period = sum(s.time_s for s in engine)
+    gpu = sum(s.time_s - s.overhead_s for s in engine if s.unit == "gpu")
+    held = share * sum(s.time_s for s in engine if s.unit.startswith("dla"))
+    return (gpu + held) / period, held / period
+
+
+def share_from_load(engine, load: float) -> float:
+    """The held share at which busy_alone(engine, share) is `load` (the inverse of busy_alone)."""
+    period = sum(s.time_s for s in engine)
+    gpu = sum(s.time_s - s.overhead_s for s in engine if s.unit == "gpu")
+    dla = sum(s.time_s for s in engine if s.unit.startswith("dla"))
+    return max(load * period - gpu, 0.0) / dla
 
 
 def forum_engines(gpu_qps: float, dla_qps: float, task_ms: float, fixed_ms: float):
@@ -100,7 +126,8 @@ def write(share: float, text: str) -> None:
         spec = path.read_text()
         src = (f'process_dla_wait_share = "{text}"' if name == "orin-agx" else
                f'process_dla_wait_share = "{text}; fitted on orin-agx, assumed for {name} (the same '
-               f'Jetson GPU driver time-slicing between process contexts)"')
+               f'Jetson GPU driver time-slicing between process contexts)'
+               + (XAVIER_NOTE if name.startswith("xavier") else "") + '"')
         line = f"process_dla_wait_share = {share:.4g}"
         if re.search(r"^process_dla_wait_share = [0-9.e+-]+$", spec, re.M):
             spec = re.sub(r"^process_dla_wait_share = [0-9.e+-]+$", line, spec, flags=re.M)
@@ -136,7 +163,13 @@ def main(argv=None) -> int:
         print(f"  {label:<16} share {share:.3f}: GPU {g:.1f} qps (FOR-03 {gpu_together}, fitted); held out: "
               f"DLA {d0:.1f} qps ({d0 / dla_together - 1:+.1%} vs FOR-04 {dla_together}), aggregate "
               f"{g + d0 + d1:.1f} ({(g + d0 + d1) / agg_together - 1:+.1%} vs FOR-05 {agg_together})")
-    g0, d0, _ = predict(forum_engines(gpu_qps, dla_qps, task, fixed), 0.0)
+    eng = forum_engines(gpu_qps, dla_qps, task, fixed)
+    load = gpu_load_pct(rows["FOR-02"]) / 100
+    busy, held = busy_alone(eng[1], results["spec fixed part"])
+    print(f"  held out: the GPU load the user saw with the DLA engine alone ({load:.0%}, FOR rows' notes); the model's "
+          f"DLA engine alone keeps the GPU {busy:.0%} busy ({busy - held:.1%} reformats, {held:.1%} its held share); "
+          f"the load alone implies a share of {share_from_load(eng[1], load):.3f}")
+    g0, d0, _ = predict(eng, 0.0)
     print(f"  without the held share: GPU {g0:.1f} qps ({g0 / gpu_together - 1:+.1%} vs FOR-03), DLA {d0:.1f}")
     share = results["spec fixed part"]
     lo, hi = min(results.values()), max(results.values())

@@ -80,9 +80,9 @@ def case_options(options: str) -> CaseOptions:
     return CaseOptions(";".join(rest), anchor, **kw)
 
 
-def case_result(case: dict, runner):
+def case_result(case: dict, runner, wait_share: float | None = None):
     """The ConcurrentResult of one concurrent case (anchored engines scaled to their measured throughput;
-    a concurrent:frame_ms case is the model cut into pipeline stages)."""
+    a concurrent:frame_ms case is the model cut into pipeline stages). `wait_share`: run_concurrent's."""
     from dataclasses import replace
 
     from ..measures import parse_options
@@ -116,7 +116,7 @@ def case_result(case: dict, runner):
             measured_ms = est.batch * 1e3 / co.anchor[e.unit]
             scaled.append(replace(e, time_scale=measured_ms / est.total_ms))
         engines = scaled
-    return run_concurrent(engines, plat, "throughput", cache=cache, processes=co.processes)
+    return run_concurrent(engines, plat, "throughput", cache=cache, processes=co.processes, wait_share=wait_share)
 
 
 def predict_case(case: dict, runner) -> tuple[float, list[str], float]:

@@ -155,10 +155,12 @@ def estimate_engines(engines: list[Engine], plat, cache: dict | None = None) -> 
 
 
 def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughput", iterations: int = 4,
-                   cache: dict | None = None, buffers: int = 1, processes: str | None = None) -> ConcurrentResult:
+                   cache: dict | None = None, buffers: int = 1, processes: str | None = None,
+                   wait_share: float | None = None) -> ConcurrentResult:
     """Predict the engines running together (see the package notes). `processes`: "each" (every engine in
     its own process, as parallel trtexec runs; default in throughput mode) or "one" (one application with
-    a stream per engine, as the MLPerf harness; default in pipeline mode)."""
+    a stream per engine, as the MLPerf harness; default in pipeline mode). `wait_share` replaces the spec's
+    gpu.process_dla_wait_share (validation/concurrent_breakdown.py: the share a measurement implies)."""
     from ..hardware import hardware
     if mode not in ("throughput", "pipeline"):
         raise DlasimError(f"concurrent: mode must be throughput or pipeline, got {mode!r}")
@@ -187,7 +189,7 @@ def run_concurrent(engines: list[Engine], hw="xavier-agx", mode: str = "throughp
             warnings.append(f"{units.count(u)} engines share {u}: they take turns on it")
     holds = None
     if processes == "each" and plat.gpu is not None and any(e.device == "dla" for e in engines):
-        share = plat.gpu.process_dla_wait_share
+        share = plat.gpu.process_dla_wait_share if wait_share is None else wait_share
         if share is None:
             warnings.append(f"{plat.name} has no gpu.process_dla_wait_share: the DLA engines' processes are "
                             f"taken to hold no GPU time while their DLA tasks run (optimistic for the GPU engine)")
