@@ -1,11 +1,14 @@
 """Mutation check of a package (the cost model, the build passes, the explain layer, the concurrent-engines
-model, the importers): does any test notice a wrong formula or decision?
+model, the importers, NAS, calibration, HTML, the report, batch/sweep): does any test notice a wrong formula or
+decision?
 
-    python benchmarks/mutation.py [--package cost|passes|explainer|concurrent|importers] [--max 80] [--seed 1]
+    python benchmarks/mutation.py [--package cost|passes|explainer|concurrent|importers|nas|calibrate|html|report|sweep]
+                                  [--max 80] [--seed 1]
                                   [--timeout 30]
                                   [--files dlasim/cost/gpu.py ...] [--tests tests/test_cost.py ...]
 
-Each mutant changes one AST node of one file under dlasim/PACKAGE/ (default: every *.py there, package cost):
+Each mutant changes one AST node of one file under dlasim/PACKAGE/ (default: every *.py there, package cost;
+report and sweep mutate the modules dlasim/report.py, dlasim/batch.py and dlasim/sweep.py, MODULES):
   + <-> -, * <-> /, // -> /, ** -> *, < <-> <=, > <-> >=, == <-> !=, and <-> or,
   min <-> max, a number c -> c*2 (0 -> 1) and c -> c+1, True <-> False,
   a sum a + b -> a or -> b (a term dropped).
@@ -53,7 +56,17 @@ PACKAGES = {
     # ONNX / Caffe / graph-JSON import, constant folding, attribute normalisation, the model checks
     "importers": ("tests/test_importers_by_hand.py", "tests/test_importers.py", "tests/test_input_validation.py",
                   "tests/test_input_regressions.py", "tests/test_exports.py", "tests/test_optional_onnx.py"),
+    # the architecture-search tables and spaces, the spec calibration, the HTML pages, the text/CSV/JSON report,
+    # the batch estimates and option sweeps
+    "nas": ("tests/test_nas.py",),
+    "calibrate": ("tests/test_calibrate.py",),
+    "html": ("tests/test_html.py", "tests/test_html_labels.py", "tests/test_concurrent.py"),
+    "report": ("tests/test_cli.py", "tests/test_explain_records.py", "tests/test_html_labels.py",
+               "tests/test_core_light.py", "tests/test_schema.py"),
+    "sweep": ("tests/test_nas.py", "tests/test_build_options.py", "tests/test_schema.py"),
 }
+# packages that are modules beside the others rather than folders: the files they mutate
+MODULES = {"report": ("dlasim/report.py",), "sweep": ("dlasim/batch.py", "dlasim/sweep.py")}
 
 _BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
                ast.FloorDiv: ast.Div, ast.Pow: ast.Mult}
@@ -252,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.named:
         return _run_named(a.timeout, a.list)
-    files = a.files or sorted(str(f.relative_to(ROOT)) for f in (ROOT / "dlasim" / a.package).glob("*.py"))
+    files = a.files or list(MODULES.get(a.package, ())) or sorted(
+        str(f.relative_to(ROOT)) for f in (ROOT / "dlasim" / a.package).glob("*.py"))
     tests = tuple(a.tests) if a.tests else PACKAGES[a.package]
     results: dict[str, dict[str, int]] = {f: {"killed": 0, "survived": 0, "timeout": 0} for f in files}
     survivors = []

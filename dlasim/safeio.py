@@ -1,8 +1,14 @@
-"""Reading the files users hand dlasim: regular files only, with a size cap and a one-line error.
+"""Reading the files users hand dlasim: regular files only, with a size cap and a one-line error; writing
+dlasim's outputs whole or not at all.
 
 A FIFO opened for reading blocks until a writer appears, and a link to /dev/zero reads forever, so the
 path is checked with stat() before it is opened, opened without blocking, and checked again with fstat()
 on the open descriptor (the file may have been swapped in between). At most `limit` bytes are read.
+
+An output (`-o FILE`) goes to a temporary file beside its target, renamed over it once complete, so a failure
+leaves any older file as it was; through a symbolic link the file it names is replaced, not the link. A target
+that exists and is no regular file (/dev/stdout, a terminal, a FIFO, /dev/null) is written in place: a rename
+would replace the device node itself.
 """
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ import json
 import os
 import stat
 import sys
+import tempfile
+from collections.abc import Callable
 
 from .errors import DlasimError, ModelError
 
@@ -114,3 +122,58 @@ def load_json(path, what: str = "JSON file", error: type[DlasimError] = ModelErr
         raise error(f"{p}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
     except RecursionError:
         raise error(f"{p}: JSON nests too deeply (more than about {sys.getrecursionlimit()} levels)") from None
+
+
+def write_text(path, text: str, check: Callable[[str], None] | None = None, suffix: str = "",
+               error: type[DlasimError] = DlasimError) -> None:
+    """Write `text` to `path` (see the module docstring); `check(tmp_path)` may refuse the written text by
+    raising before it replaces anything (the temporary file's name ends in `suffix`). An OS error is `error`
+    with one line; nothing is left half-written."""
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        st = None
+    except (OSError, ValueError) as e:
+        raise error(f"{p}: cannot write ({getattr(e, 'strerror', None) or e})") from None
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        if check is not None:
+            _write_temp(tempfile.gettempdir(), text, check, None, p, suffix, error)
+        _write_in_place(p, text, error)
+        return
+    target = os.path.realpath(p)
+    _write_temp(os.path.dirname(target), text, check, target, p, suffix, error)
+
+
+def _write_temp(folder: str, text: str, check, target: str | None, p: str, suffix: str,
+                error: type[DlasimError]) -> None:
+    """Write a temporary file in `folder`, check it, rename it to `target` (None: only check); always cleaned."""
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dlasim-", suffix=suffix)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        if check is not None:
+            check(tmp)
+        if target is not None:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)       # mkstemp makes 0600; give the file the usual mode
+            os.replace(tmp, target)
+            tmp = None
+    except (OSError, ValueError) as e:
+        raise error(f"{p}: cannot write ({getattr(e, 'strerror', None) or e})") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _write_in_place(p: str, text: str, error: type[DlasimError]) -> None:
+    """Write to an existing non-regular file; a FIFO without a reader is an error, not a hang."""
+    try:
+        fd = os.open(p, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise error(f"{p}: cannot write ({e.strerror or e})") from None

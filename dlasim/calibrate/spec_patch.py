@@ -5,13 +5,12 @@ checked by loading it.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 
-from ..errors import DlasimError, SpecError
+from ..errors import SpecError
 from ..hardware import hardware
+from ..safeio import write_text
 
 def _toml_float(v: float) -> str:
     text = f"{float(v):.4g}"
@@ -88,22 +87,12 @@ def write_spec(src_path, dst_path, values: dict[str, float], source_text: dict[s
         text = src.read_text(encoding="utf-8")
     except OSError as e:
         raise SpecError(f"{src}: cannot read spec file ({e.strerror})") from None
-    new = patch_spec_text(text, values, source_text)
-    d = dst.resolve().parent
-    try:
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".dlasim-", suffix=".toml")
-    except OSError as e:
-        raise DlasimError(f"{dst}: cannot write ({e.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(new)
+
+    def loads(tmp: str) -> None:
         try:
             hardware(tmp)
         except SpecError as e:
             raise SpecError(f"{dst}: the patched spec does not load: {str(e).replace(tmp, str(dst))}") from None
-        os.replace(tmp, dst)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    write_text(dst, patch_spec_text(text, values, source_text), check=loads, suffix=".toml")
     return dst

@@ -12,11 +12,10 @@ options.resolve(a) in its run function (the model may come from MODEL, --onnx or
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 
 from ..errors import DlasimError
+from ..safeio import write_text
 from . import commands as C
 from .concurrent import HELP as CONCURRENT_HELP, add_options as add_concurrent_options
 from .sweep import HELP as SWEEP_HELP, add_options as add_sweep_options
@@ -154,21 +153,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _emit(text: str, path: str | None) -> None:
-    """Print, or write atomically to `path` (nothing half-written on failure)."""
+    """Print, or write to `path` whole or not at all (safeio.write_text)."""
     if path is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
-    d = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".dlasim-")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)       # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except OSError as e:
-        raise DlasimError(f"{path}: cannot write ({e.strerror})") from None
+    write_text(path, text)
 
 
 def main(argv: list[str] | None = None) -> int:
