@@ -1,0 +1,73 @@
+"""Build and import rules checked against what TensorRT, ONNX and Caffe define, each with a case that fails
+when the rule is broken."""
+from __future__ import annotations
+
+import dlasim
+from dlasim.ir import GraphBuilder
+
+
+def _conv_act(act: str):
+    b = GraphBuilder("conv_act")
+    x = b.input("x", (1, 64, 56, 56))
+    c = b.conv(x, 64, kernel=3, name="c")
+    y = b.op(act, [c], name="act")
+    return b.build([b.relu(b.conv(y, 64, kernel=3, name="c2"), name="r")])
+
+
+def _layers(plan):
+    return {s.name: s for s in plan.steps if s.kind == "layer"}
+
+
+def test_gpu_int8_conv_runs_mish_in_its_int8_epilogue():
+    # gpu_tensorrt.md s5.2: pointwise layers fuse into the conv epilogue (Conv_0 + PWN(...)), which runs in the
+    # conv's precision; Mish has no INT8 kernel of its own (rules/precision.toml) but, fused, it neither makes
+    # the step FP16 nor may its text say so
+    plan = dlasim.build(_conv_act("Mish"), "orin-agx", device="gpu", precision="int8")
+    steps = _layers(plan)
+    assert set(steps) == {"c + act", "c2 + r"}
+    s = steps["c + act"]
+    assert s.precision == "int8" and not s.precision_unsupported and "FP16" not in s.reason
+    assert any(d.layer == "act" and d.pass_name == "fuse" and "INT8 epilogue" in d.reason for d in plan.decisions)
+
+
+def test_gpu_int8_standalone_mish_runs_fp16():
+    b = GraphBuilder("mish_alone")
+    x = b.input("x", (1, 64, 56, 56))
+    y = b.op("Mish", [b.maxpool(b.relu(b.conv(x, 64, kernel=3, name="c"), name="r"), name="p")], name="act")
+    steps = _layers(dlasim.build(b.build([y]), "orin-agx", device="gpu", precision="int8"))
+    assert steps["act"].precision == "fp16" and steps["act"].precision_unsupported
+    assert "Mish" in steps["act"].reason
+
+
+def test_gpu_int8_conv_still_fuses_an_int8_activation():
+    steps = _layers(dlasim.build(_conv_act("LeakyRelu"), "orin-agx", device="gpu", precision="int8"))
+    assert set(steps) == {"c + act", "c2 + r"}
+    assert steps["c + act"].precision == "int8" and steps["c + act"].reason == ""
+
+
+def test_gpu_fp16_conv_fuses_mish():
+    steps = _layers(dlasim.build(_conv_act("Mish"), "orin-agx", device="gpu", precision="fp16"))
+    assert set(steps) == {"c + act", "c2 + r"}
+
+
+def test_gpu_int8_conv_runs_decomposed_mish_in_its_epilogue():
+    b = GraphBuilder("mish3")
+    x = b.input("x", (1, 64, 56, 56))
+    c = b.conv(x, 64, kernel=3, name="c")
+    m = b.mul(c, b.op("Tanh", [b.op("Softplus", [c], name="sp")], name="th"), name="mul")
+    steps = _layers(dlasim.build(b.build([m]), "orin-agx", device="gpu", precision="int8"))
+    assert set(steps) == {"c + sp + th + mul"}
+    s = steps["c + sp + th + mul"]
+    assert s.precision == "int8" and not s.precision_unsupported and s.reason == ""
+
+
+def test_gpu_int8_pointwise_kernel_without_a_conv_runs_as_its_widest_member():
+    # a PWN kernel of Tanh -> Softplus (no conv to carry them): Softplus has no INT8 kernel, so the one kernel
+    # runs FP16, and says so
+    b = GraphBuilder("pwn")
+    x = b.input("x", (1, 64, 56, 56))
+    p = b.maxpool(b.relu(b.conv(x, 64, kernel=3, name="c"), name="r"), name="p")
+    y = b.op("Softplus", [b.op("Tanh", [p], name="th")], name="sp")
+    steps = _layers(dlasim.build(b.build([y]), "orin-agx", device="gpu", precision="int8"))
+    s = steps["th + sp"]
+    assert s.precision == "fp16" and s.precision_unsupported and "Softplus" in s.reason
