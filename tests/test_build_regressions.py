@@ -71,3 +71,45 @@ def test_gpu_int8_pointwise_kernel_without_a_conv_runs_as_its_widest_member():
     steps = _layers(dlasim.build(b.build([y]), "orin-agx", device="gpu", precision="int8"))
     s = steps["th + sp"]
     assert s.precision == "fp16" and s.precision_unsupported and "Softplus" in s.reason
+
+
+def _image_net():
+    b = GraphBuilder("image")
+    x = b.input("x", (1, 3, 224, 224))
+    return b.build([b.relu(b.conv(b.relu(b.conv(x, 64, kernel=7, stride=2, name="c1"), name="r1"), 64, kernel=3,
+                                  name="c2"), name="r2")])
+
+
+def _input_copy(plan):
+    return [s for s in plan.steps if s.kind == "reformat" and s.inputs[0].name == "x"]
+
+
+def test_gpu_int8_three_channel_input_is_read_as_chw4():
+    # gpu_tensorrt.md s3.3: FP32 NCHW -> Int8 NC/4HW4 for the 3-channel input; 3 channels pad to 4, not 32
+    plan = dlasim.build(_image_net(), "orin-agx", device="gpu", precision="int8")
+    (copy,) = _input_copy(plan)
+    assert copy.copy.dst == ("int8", "chw4")
+    assert (copy.copy.bytes_read, copy.copy.bytes_written) == (3 * 224 * 224 * 4, 4 * 224 * 224 * 1)
+    # the second conv (64 channels) reads its native chw32: the first conv wrote it so, no copy between
+    assert [s for s in plan.steps if s.kind == "reformat" and s.inputs[0].name != "x"][0].copy.src == ("int8", "chw32")
+
+
+def test_gpu_int8_input_format_given_by_the_user_is_kept():
+    for fmt in ("chw32", "chw4"):
+        plan = dlasim.build(_image_net(), "orin-agx", device="gpu", precision="int8", input_formats=f"int8:{fmt}")
+        assert _input_copy(plan) == []
+
+
+def test_gpu_fp16_three_channel_input_keeps_the_native_format():
+    (copy,) = _input_copy(dlasim.build(_image_net(), "orin-agx", device="gpu", precision="fp16"))
+    assert copy.copy.dst == ("fp16", "hwc8")
+
+
+def test_gpu_input_quantize_of_an_image_writes_chw4():
+    # the trex A100 qat engine (validation/data/trex/a100-resnet50/qat/resnet-qat.onnx.engine.graph.json):
+    # QuantizeLinear_2 writes the 32x3x224x224 input as "Four wide channel vectorized row major Int8 format"
+    plan = dlasim.build("zoo:resnet18-qat", "a100", device="gpu", precision="int8", batch=32)
+    q = [s for s in plan.steps if s.qdq is not None and s.inputs[0].shape[1] == 3]
+    assert len(q) == 1 and q[0].copy.dst == ("int8", "chw4")
+    assert q[0].copy.bytes_written == 32 * 4 * 224 * 224
+    assert not [s for s in plan.steps if s.kind == "reformat" and s.qdq is None and s.inputs[0].shape[1] == 3]
