@@ -113,3 +113,34 @@ def test_gpu_input_quantize_of_an_image_writes_chw4():
     assert len(q) == 1 and q[0].copy.dst == ("int8", "chw4")
     assert q[0].copy.bytes_written == 32 * 4 * 224 * 224
     assert not [s for s in plan.steps if s.kind == "reformat" and s.qdq is None and s.inputs[0].shape[1] == 3]
+
+
+def _token_model(dims):
+    import numpy as np
+    import pytest
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.zeros((768, 3072), np.float32), "w")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "tokens", [x], [y], [w])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_batch_of_a_token_input_scales_dimension_0():
+    b = GraphBuilder("tokens")
+    x = b.input("x", (1, 197, 768))
+    g = b.build([b.matmul(x, b.const("w", (768, 3072)), name="mm")])
+    e = dlasim.estimate(g, "orin-agx", device="gpu", precision="fp16", batch=4)
+    assert e.batch == 4 and e.macs == 4 * 197 * 768 * 3072
+    # ONNX with a symbolic batch first: --batch fills it
+    g = dlasim.load(_token_model(["batch", 197, 768]), batch=4)
+    assert g.tensors["x"].shape == (4, 197, 768) and g.tensors["y"].shape == (4, 197, 3072)
+
+
+def test_batch_of_a_sequence_first_input_is_refused():
+    import pytest
+    with pytest.raises(dlasim.DlasimError, match=r"batch dimension \(batch_size\) at axis 1.*--shapes x:197x4x768"):
+        dlasim.load(_token_model([197, "batch_size", 768]), batch=4)
+    g = dlasim.load(_token_model([197, "batch_size", 768]), shapes={"x": (197, 4, 768)})
+    assert g.tensors["y"].shape == (197, 4, 3072)
