@@ -144,3 +144,16 @@ def test_batch_of_a_sequence_first_input_is_refused():
         dlasim.load(_token_model([197, "batch_size", 768]), batch=4)
     g = dlasim.load(_token_model([197, "batch_size", 768]), shapes={"x": (197, 4, 768)})
     assert g.tensors["y"].shape == (197, 4, 3072)
+
+
+def test_gpu_int8_gather_between_int8_convs_runs_int8_without_copies():
+    b = GraphBuilder("gather")
+    x = b.input("x", (1, 64, 56, 56))
+    c = b.relu(b.conv(x, 64, kernel=3, name="c"), name="r")
+    gt = b.op("Gather", [c, b.const("idx", (32,), "int64")], {"axis": 1}, name="gather")
+    plan = dlasim.build(b.build([b.relu(b.conv(gt, 64, kernel=3, name="c2"), name="r2")]), "orin-agx",
+                        device="gpu", precision="int8")
+    steps = _layers(plan)
+    assert steps["gather"].precision == "int8" and steps["gather"].reason == ""
+    assert [s.name for s in plan.steps if s.kind == "reformat"] == ["x reformat (fp32:linear -> int8:chw32)",
+                                                                    "r2 reformat (int8:chw32 -> fp32:linear)"]
