@@ -157,3 +157,22 @@ def test_gpu_int8_gather_between_int8_convs_runs_int8_without_copies():
     assert steps["gather"].precision == "int8" and steps["gather"].reason == ""
     assert [s.name for s in plan.steps if s.kind == "reformat"] == ["x reformat (fp32:linear -> int8:chw32)",
                                                                     "r2 reformat (int8:chw32 -> fp32:linear)"]
+
+
+def test_compare_varies_input_shapes():
+    b = GraphBuilder("one_conv")
+    x = b.input("x", (1, 64, 56, 56))
+    g = b.build([b.conv(x, 64, kernel=3, pad=1, name="c")])
+    r = dlasim.compare(g, "orin-agx", vary={"shapes": [{"x": (1, 64, 56, 56)}, {"x": (1, 64, 112, 112)}]},
+                       device="gpu", precision="fp16")
+    assert [v.label for v in r.variants] == ["x:1x64x56x56", "x:1x64x112x112"]
+    assert [v.macs for v in r.variants] == [56 * 56 * 64 * 64 * 9, 112 * 112 * 64 * 64 * 9]
+    assert abs(r.ideal_speedup - 0.25) < 1e-12         # 4x the MACs at the same rate
+    assert r.to_dict()["vary"] == "shapes"
+
+
+def test_vary_shapes_groups_items_into_variants():
+    from dlasim.sweep import parse_vary
+    from dlasim.explainer.compare import VARY_KEYS
+    got = parse_vary(["shapes=a:1x3x8x8,b:1x4,a:1x3x16x16,b:1x8"], VARY_KEYS, min_values=2, one_key=True)
+    assert got == {"shapes": [{"a": (1, 3, 8, 8), "b": (1, 4)}, {"a": (1, 3, 16, 16), "b": (1, 8)}]}
