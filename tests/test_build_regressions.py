@@ -176,3 +176,18 @@ def test_vary_shapes_groups_items_into_variants():
     from dlasim.explainer.compare import VARY_KEYS
     got = parse_vary(["shapes=a:1x3x8x8,b:1x4,a:1x3x16x16,b:1x8"], VARY_KEYS, min_values=2, one_key=True)
     assert got == {"shapes": [{"a": (1, 3, 8, 8), "b": (1, 4)}, {"a": (1, 3, 16, 16), "b": (1, 8)}]}
+
+
+def test_gpu_fallback_text_is_parsed_by_one_rule():
+    import pytest
+    from dlasim.concurrent.engines import make_engine
+    from dlasim.measures import parse_options
+    for text, want in (("true", True), ("On", True), ("1", True), ("no", False), ("FALSE", False), ("0", False)):
+        assert parse_options(f"gpu_fallback={text}") == {"gpu_fallback": want}
+        assert make_engine({"model": "zoo:resnet18", "gpu_fallback": text}, "engine a").gpu_fallback is want
+    assert make_engine({"model": "zoo:resnet18", "gpu_fallback": False}, "engine a").gpu_fallback is False
+    for bad in ("treu", "", "2"):
+        with pytest.raises(dlasim.DlasimError, match="gpu_fallback: expected true or false"):
+            parse_options(f"gpu_fallback={bad}")
+        with pytest.raises(dlasim.DlasimError, match="engine a: gpu_fallback: expected true or false"):
+            make_engine({"model": "zoo:resnet18", "gpu_fallback": bad}, "engine a")
