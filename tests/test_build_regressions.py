@@ -191,3 +191,24 @@ def test_gpu_fallback_text_is_parsed_by_one_rule():
             parse_options(f"gpu_fallback={bad}")
         with pytest.raises(dlasim.DlasimError, match="engine a: gpu_fallback: expected true or false"):
             make_engine({"model": "zoo:resnet18", "gpu_fallback": bad}, "engine a")
+
+
+def test_loadable_limit_fallback_that_runs_wider_says_why():
+    # 20 DLA regions (LRN, each cut off by a Mish the DLA lacks) on a core that holds 16 loadables
+    # (orin-agx.toml max_loadables_per_core): LRN 16-19 go to the GPU, where LRN has no INT8 kernel
+    b = GraphBuilder("many")
+    x = b.input("x", (1, 16, 32, 32))
+    for i in range(20):
+        x = b.op("LRN", [x], {"size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 1.0}, name=f"lrn{i}")
+        x = b.conv(b.op("Mish", [x], name=f"m{i}"), 16, kernel=1, name=f"c{i}")
+    plan = dlasim.build(b.build([x]), "orin-agx", device="dla", precision="int8")
+    moved = {f.name for f in plan.fallback if f.kind.value == "loadable_limit"}
+    assert {"lrn16", "lrn19"} <= moved and "lrn15" not in moved
+    steps = _layers(plan)
+    lrn = steps["lrn19"]
+    assert lrn.device == "gpu" and lrn.precision == "fp16" and lrn.precision_unsupported
+    assert "16th DLA loadable" in lrn.reason and "LRN has no INT8 kernel" in lrn.reason
+    assert [d.action for d in plan.decisions if d.layer == "lrn19" and d.pass_name == "precision"] == ["fp16"]
+    conv = steps["c19"]             # a conv past the limit runs INT8 on the GPU: no precision record
+    assert conv.device == "gpu" and conv.precision == "int8" and not conv.precision_unsupported
+    assert not [d for d in plan.decisions if d.layer == "c19" and d.pass_name == "precision"]
