@@ -212,3 +212,27 @@ def test_loadable_limit_fallback_that_runs_wider_says_why():
     conv = steps["c19"]             # a conv past the limit runs INT8 on the GPU: no precision record
     assert conv.device == "gpu" and conv.precision == "int8" and not conv.precision_unsupported
     assert not [d for d in plan.decisions if d.layer == "c19" and d.pass_name == "precision"]
+
+
+def test_changing_a_result_does_not_change_a_later_estimate():
+    import dataclasses
+    import pytest
+    g = dlasim.load("zoo:resnet18")
+    hw = dlasim.hardware("orin-agx")
+    want = [dlasim.estimate(g, hw, device="gpu", precision="int8") for _ in range(3)][-1]   # the Plan is cached
+    ref, ref_peaks = want.to_dict(parts=True), dict(want.peaks)
+    for e in (want, dlasim.estimate(g, hw, device="gpu", precision="int8")):
+        e.peaks.clear()
+        e.decisions.clear()
+        e.fallback.append(None)
+        e.warnings.append("x")
+        for row in e.steps:
+            row.layers.append("x")
+            row.time_ms = -1.0
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                row.parts.floor_s = 1.0          # shared between estimates, so it cannot change
+            if row.parts.tiling is not None:
+                with pytest.raises(dataclasses.FrozenInstanceError):
+                    row.parts.tiling.tile_eff = 0.0
+    again = dlasim.estimate(g, hw, device="gpu", precision="int8")
+    assert again.to_dict(parts=True) == ref and again.peaks == ref_peaks and again.decisions
