@@ -236,3 +236,37 @@ def test_changing_a_result_does_not_change_a_later_estimate():
                     row.parts.tiling.tile_eff = 0.0
     again = dlasim.estimate(g, hw, device="gpu", precision="int8")
     assert again.to_dict(parts=True) == ref and again.peaks == ref_peaks and again.decisions
+
+
+def _one_initializer(tmp_path, dtype: int, nbytes: int):
+    import pytest
+    pytest.importorskip("onnx")
+    import onnx
+    from onnx import TensorProto, helper
+    t = TensorProto(name="w", data_type=dtype, dims=[5, 3], raw_data=bytes(nbytes))
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "t",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])], [t])
+    path = tmp_path / f"w{dtype}_{nbytes}.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]), path)
+    return str(path)
+
+
+# 15 elements, onnx.proto's packing: FLOAT8E8M0 1 byte each; INT4/UINT4/FLOAT4E2M1 two per byte, ceil(15/2) = 8;
+# INT2/UINT2 four per byte, ceil(15/4) = 4; FLOAT6 four per 3 bytes, ceil(6 * 15 / 8) = 12
+RAW_BYTES = {24: 15, 17: 15, 21: 8, 22: 8, 23: 8, 25: 4, 26: 4, 27: 12, 28: 12, 16: 30, 1: 60}
+
+
+def test_onnx_initializer_sizes_of_every_onnx_type(tmp_path):
+    import pytest
+    for dtype, nbytes in RAW_BYTES.items():
+        dlasim.load(_one_initializer(tmp_path, dtype, nbytes))
+        with pytest.raises(dlasim.DlasimError, match=f"raw_data holds {nbytes + 1} bytes.*needs {nbytes}"):
+            dlasim.load(_one_initializer(tmp_path, dtype, nbytes + 1))
+
+
+def test_onnx_initializer_of_an_unknown_type_is_one_line(tmp_path, capsys):
+    from dlasim.cli import main
+    assert main(["inspect", _one_initializer(tmp_path, 99, 15)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "data type 99 is not an ONNX tensor type" in err
