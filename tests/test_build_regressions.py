@@ -270,3 +270,31 @@ def test_onnx_initializer_of_an_unknown_type_is_one_line(tmp_path, capsys):
     assert main(["inspect", _one_initializer(tmp_path, 99, 15)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "data type 99 is not an ONNX tensor type" in err
+
+
+def test_pipeline_cuts_single_repeated_and_out_of_order():
+    import pytest
+    from dlasim.concurrent.split import split_graph
+    b = GraphBuilder("chain")
+    x = b.input("x", (1, 16, 8, 8))
+    y = b.relu(b.conv(x, 16, name="c1"), name="r1")
+    z = b.relu(b.conv(y, 16, name="c2"), name="r2")
+    g = b.build([b.conv(z, 16, name="c3")])
+    first, second = split_graph(g, ["r1"])                  # one cut: two stages meeting at r1's output
+    assert [l.name for l in first.layers] == ["c1", "r1"] and first.outputs == ["r1"]
+    assert second.inputs == ["r1"] and [l.name for l in second.layers] == ["c2", "r2", "c3"]
+    assert len(split_graph(g, ["r1", "r2"])) == 3
+    with pytest.raises(dlasim.DlasimError, match="'r1' is given twice"):
+        split_graph(g, ["r1", "r1"])
+    with pytest.raises(dlasim.DlasimError, match="graph's order: 'r1' comes before 'r2'"):
+        split_graph(g, ["r2", "r1"])
+    with pytest.raises(dlasim.DlasimError, match="'c3' is the last layer"):
+        split_graph(g, ["r1", "c3"])
+
+
+def test_concurrent_repeated_cut_is_one_line(capsys):
+    from dlasim.cli import main
+    rc = main(["concurrent", "zoo:resnet18", "--hw", "orin-agx", "--cut", "layer1.0.conv1,layer1.0.conv1",
+               "--stages", "dla0,gpu"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "given twice" in err
