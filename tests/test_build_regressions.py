@@ -298,3 +298,42 @@ def test_concurrent_repeated_cut_is_one_line(capsys):
                "--stages", "dla0,gpu"])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "given twice" in err
+
+
+_CAFFE_AB = ('name: "n"\ninput: "a"\ninput_shape { dim: 1 dim: 4 dim: 8 dim: 8 }\n'
+             'input: "b"\ninput_shape { dim: 1 dim: 4 dim: 8 dim: 8 }\n')
+
+
+def _caffe_net(tmp_path, body: str):
+    p = tmp_path / "n.prototxt"
+    p.write_text(_CAFFE_AB + body + "\n", encoding="utf-8")
+    return dlasim.load(str(p))
+
+
+def test_caffe_pooling_stride_defaults_to_one(tmp_path):
+    # caffe.proto PoolingParameter: stride default 1; round_mode CEIL: ceil((8 - 3) / 1) + 1 = 6
+    g = _caffe_net(tmp_path, 'layer { name: "p" type: "Pooling" bottom: "a" top: "p" '
+                             'pooling_param { pool: MAX kernel_size: 3 } }')
+    assert g.layer("p").attributes["strides"] == [1, 1] and g.tensors["p"].shape == (1, 4, 6, 6)
+    g = _caffe_net(tmp_path, 'layer { name: "p" type: "Pooling" bottom: "a" top: "p" '
+                             'pooling_param { pool: AVE kernel_size: 3 stride: 2 } }')
+    assert g.tensors["p"].shape == (1, 4, 4, 4)            # ceil((8 - 3) / 2) + 1 = 4
+
+
+def _eltwise(coeff: str, operation: str = "SUM") -> str:
+    return (f'layer {{ name: "e" type: "Eltwise" bottom: "a" bottom: "b" top: "e" '
+            f'eltwise_param {{ operation: {operation} {coeff} }} }}')
+
+
+def test_caffe_eltwise_coefficients(tmp_path):
+    import pytest
+    # caffe.proto EltwiseParameter coeff: one per bottom, for SUM; (1, -1) is a - b, (-1, 1) is b - a
+    for coeff, op, ins, attrs in (("", "Add", ["a", "b"], {}), ("coeff: 1 coeff: -1", "Sub", ["a", "b"], {}),
+                                  ("coeff: -1 coeff: 1", "Sub", ["b", "a"], {}),
+                                  ("coeff: 0.5 coeff: 0.5", "Add", ["a", "b"], {"coeff": [0.5, 0.5]})):
+        e = _caffe_net(tmp_path, _eltwise(coeff)).layer("e")
+        assert (e.op, e.inputs, e.attributes) == (op, ins, attrs), coeff
+    with pytest.raises(dlasim.DlasimError, match="1 coeff for 2 bottoms"):
+        _caffe_net(tmp_path, _eltwise("coeff: 1"))
+    with pytest.raises(dlasim.DlasimError, match="coeff is for operation SUM only"):
+        _caffe_net(tmp_path, _eltwise("coeff: 1 coeff: -1", "PROD"))
