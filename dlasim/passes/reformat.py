@@ -104,11 +104,11 @@ def insert_reformats(plan) -> None:
                 need = (step.precision, native_format("gpu", step.precision, tf32))
         seen = None                       # the format of the step's first input as it reads it
         wanted = need or (step.precision, native_format(step.device, step.precision))
-        image_fmt = formats.gpu_image.get(step.precision) if need is not None and op in MAC_OPS else None
         for i, t in enumerate(step.inputs):
             want = wanted
-            if i == 0 and image_fmt and len(t.shape) == 4 and t.shape[1] <= formats.channel_align[image_fmt]:
-                want = (step.precision, image_fmt)    # an image input: the first-layer kernel's format
+            first = i == 0 and need is not None and op in MAC_OPS and gpu_image_format(step.precision, t.shape)
+            if first:
+                want = (step.precision, first)    # an image input: the first-layer kernel's format
             if i and step.out_precision:      # a fused residual is read in the output precision (qdq.py rule 3)
                 want = (step.out_precision, wanted[1])
             if t.name in net_inputs:
@@ -173,14 +173,13 @@ def _written(step: Step) -> str:
     return step.out_precision or step.precision
 
 
-def _int8_layout(shape) -> str:
-    """The layout INT8 GPU convolutions read a tensor of `shape` in: chw4 for an image of <= 4 channels
-    (formats.toml [gpu_image_formats]), else the native chw32."""
+def gpu_image_format(precision: str, shape) -> str | None:
+    """The format a GPU convolution at `precision` reads a 4-D input of `shape` in when that input has no more
+    channels than the format's vector (INT8: chw4 for C <= 4, the image; formats.toml [gpu_image_formats]),
+    else None (it reads its native format)."""
     formats = rules.RULES.formats
-    image = formats.gpu_image.get("int8")
-    if image and len(shape) == 4 and shape[1] <= formats.channel_align[image]:
-        return image
-    return native_format("gpu", "int8")
+    fmt = formats.gpu_image.get(precision)
+    return fmt if fmt and len(shape) == 4 and shape[1] <= formats.channel_align[fmt] else None
 
 
 def _qdq_copy(step: Step, net_inputs: dict, gpu_fmt: dict, producer: dict, tf32: bool) -> None:
@@ -196,7 +195,8 @@ def _qdq_copy(step: Step, net_inputs: dict, gpu_fmt: dict, producer: dict, tf32:
     else:
         have = gpu_fmt.get(t.name) or ((_written(p), native_format("gpu", _written(p), tf32)) if p is not None
                                        else (src_p, "linear"))
-    dst = (dst_p, _int8_layout(t.shape)) if dst_p == "int8" else (dst_p, have[1])
+    dst = ((dst_p, gpu_image_format("int8", t.shape) or native_format("gpu", "int8")) if dst_p == "int8"
+           else (dst_p, have[1]))
     rd, wr = copy_bytes(t.shape, have, dst)
     step.copy = Copy(have, dst, rd, wr, "gpu", "gpu")
     for o in step.outputs:
