@@ -54,8 +54,8 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, options=None, **kw
 
     model, hw: as in dlasim.estimate.
     vary:      {KEY: [v1, v2, ...]}, exactly one KEY of precision, sparsity, device, batch, hw (hw values are
-               platform names or NAME:MODE), model (models as dlasim.estimate takes them), at least two
-               values; the first is the baseline.
+               platform names or NAME:MODE), model (models as dlasim.estimate takes them), shapes
+               ({input name: shape} each), at least two values; the first is the baseline.
     options:   any other keyword of dlasim.estimate (device, precision, batch, gpu_fallback, sparsity,
                dla_core, shapes, input_formats, output_formats), held fixed, or a BuildOptions record as
                `options` (keywords change its fields).

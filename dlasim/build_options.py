@@ -19,6 +19,20 @@ SPARSITY = ("disable", "enable", "force")
 IO_PRECISIONS = ("fp32", "fp16", "int8")            # the precisions an engine input or output may have
 
 
+TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def parse_flag(value, what: str) -> bool:
+    """A boolean option from a TOML bool or text (1/true/yes/on, 0/false/no/off, any case); anything else is
+    a DlasimError naming `what`, not a silent False."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE or text in FALSE:
+        return text in TRUE
+    raise DlasimError(f"{what}: expected true or false (1/0, yes/no, on/off), got {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class BuildOptions:
     """trtexec's build flags, in dlasim's spelling (dlasim's defaults differ from trtexec's in three places:

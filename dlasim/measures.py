@@ -142,6 +142,7 @@ def to_ms(value: float, unit: str, batch: int | None, engines: int) -> float:
 
 def parse_options(text: str) -> dict:
     """`input_formats=int8:dla_hwc4;shapes=input:1x3x768x1280` -> keyword arguments of dlasim.estimate."""
+    from .build_options import parse_flag
     from .importers import parse_shapes
     out: dict = {}
     for item in filter(None, (p.strip() for p in (text or "").split(";"))):
@@ -154,7 +155,7 @@ def parse_options(text: str) -> dict:
         elif key == "shapes":
             out[key] = parse_shapes(value)
         elif key == "gpu_fallback":
-            out[key] = value.lower() in ("1", "true", "yes", "on")
+            out[key] = parse_flag(value, "options: gpu_fallback")
         elif key == "dla_core":
             if not value.isdigit():
                 raise DlasimError(f"options: dla_core must be an integer >= 0, got {value!r}")

@@ -119,7 +119,7 @@ class Estimate:
                 "total_ms": self.total_ms, "throughput_qps": throughput_qps(self.batch, self.total_ms),
                 "macs": self.macs, "steps": steps, "fallback": [f.to_dict() for f in self.fallback],
                 "dla_subgraphs": self.dla_subgraphs, "transitions": self.transitions,
-                "warnings": self.warnings, "label": self.label}
+                "warnings": list(self.warnings), "label": self.label}
 
     @property
     def ok(self) -> bool:

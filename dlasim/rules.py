@@ -28,6 +28,7 @@ class Formats:
     dla_inputs: Mapping[str, frozenset]         # precision -> the formats a DLA loadable reads
     dla_outputs: Mapping[str, frozenset]        # precision -> the formats a DLA loadable writes
     gpu_linear_only_ops: frozenset              # GPU kernels that read and write the linear format only
+    gpu_image: Mapping[str, str]                # precision -> the format a GPU conv reads a <= 4-channel input in
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,12 @@ def load_rules(folder: str | Path = RULES_DIR) -> Rules:
             if not v <= set(align):
                 raise SpecError(f"{path}: [{table}] {k}: {', '.join(sorted(v - set(align)))} not in [channel_align]")
         io[table] = MappingProxyType(sets)
+    image = _values(path, fm, "gpu_image_formats", "format", str)
+    for k, fmt in image.items():
+        if fmt not in align:
+            raise SpecError(f"{path}: [gpu_image_formats] {k}: {fmt!r} not in [channel_align]")
     formats = Formats(MappingProxyType(align), MappingProxyType(native), io["dla_input_formats"], io["dla_output_formats"],
-                      _members(path, fm, "gpu_linear_only_ops"))
+                      _members(path, fm, "gpu_linear_only_ops"), MappingProxyType(image))
 
     path, sp = _read(folder, "sparsity.toml")
     gpu = {k: _sourced(path, "gpu", k, v, "values" if k in ("precisions", "ops") else "value")

@@ -169,7 +169,7 @@ class Diff(_Doc):
 
 class CompareDoc(Document):
     """`dlasim compare --format json`."""
-    vary: Literal["precision", "sparsity", "device", "batch", "hw", "model"]
+    vary: Literal["precision", "sparsity", "device", "batch", "hw", "model", "shapes"]
     variants: list[Variant] = Field(min_length=2)
     speedup: float = Field(description="first variant's total over the second's")
     ideal_speedup: float = Field(description="the naive expectation, e.g. 2.0 for FP16 -> INT8")

@@ -56,7 +56,7 @@ def estimate_plan(plan: Plan, label: str = "") -> Estimate:
                     fallback=list(plan.fallback), dla_subgraphs=plan.dla_subgraphs,
                     transitions=plan.transitions, macs=g.macs,
                     decisions=list(plan.decisions),
-                    warnings=warnings, label=label, peaks=peaks)
+                    warnings=warnings, label=label, peaks=dict(peaks))   # a cached Plan keeps `peaks`: a copy
 
 
 def _sparse_warning(sparsity: str, rows: list[StepRow]) -> list[str]:

@@ -63,6 +63,8 @@ def parse_vary(items: list[str], keys: tuple[str, ...] = KEYS, min_values: int =
         if key in vary:
             raise DlasimError(f"--vary {key}: given twice")
         values = [v.strip() for v in vals.split(",") if v.strip()]
+        if key == "shapes":
+            values = _shape_values(values)
         if len(values) < min_values:
             raise DlasimError(f"--vary {key}: give at least {'one value' if min_values == 1 else f'{min_values} values'}")
         if key == "batch":
@@ -78,6 +80,23 @@ def parse_vary(items: list[str], keys: tuple[str, ...] = KEYS, min_values: int =
     if one_key and len(vary) != 1:
         raise DlasimError("--vary: give exactly one KEY")
     return vary
+
+
+def _shape_values(parts: list[str]) -> list[dict]:
+    """--vary shapes=a:1x3x224x224,a:1x3x320x320 -> [{a: (1, 3, 224, 224)}, {a: (1, 3, 320, 320)}]: the
+    comma-separated --shapes items, one variant per run of distinct input names (a name given again starts the
+    next variant), so a model of several inputs varies as a:..,b:..,a:..,b:..."""
+    from .importers import parse_shapes
+    groups: list[list[str]] = []
+    names: set = set()
+    for part in parts:
+        name = part.rpartition(":")[0].strip().strip("'\"")
+        if not groups or name in names:
+            groups.append([])
+            names = set()
+        groups[-1].append(part)
+        names.add(name)
+    return [parse_shapes(",".join(g)) for g in groups]
 
 
 def sweep(model, base: dict, vary: dict, workers: int = 1, backend: str = "process", progress=None) -> SweepResult:

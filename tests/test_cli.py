@@ -66,6 +66,8 @@ def test_output_file_is_written(capsys, tmp_path):
     (["estimate", "zoo:resnet18", "--hw", "a40", "--device", "dla"], "no DLA"),
     (["estimate", "zoo:resnet18", "--format", "html"], "-o FILE"),
     (["compare", "zoo:resnet18", "--vary", "colour=red,blue"], "--vary"),
+    (["compare", "zoo:resnet18", "--vary", "shapes=input:1x3x224x224"], "at least 2 values"),
+    (["compare", "zoo:resnet18", "--vary", "shapes=inp:1x3x224x224,inp:1x3x320x320"], "not an input"),
 ])
 def test_bad_input_one_line_exit_2(capsys, argv, needle):
     rc, out, err = run(capsys, *argv)

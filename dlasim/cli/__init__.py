@@ -61,8 +61,10 @@ def _explain(p) -> None:
 def _compare(p) -> None:
     add_model_options(p)
     p.add_argument("--vary", required=True, action="append", metavar="KEY=V1,V2",
-                   help="the option to vary: precision|sparsity|device|batch|hw|model (required; no default; model: two "
-                        "model paths or zoo names, e.g. two Q/DQ placements of one network)")
+                   help="the option to vary: precision|sparsity|device|batch|hw|model|shapes (required; no default; "
+                        "model: two model paths or zoo names, e.g. two Q/DQ placements of one network; shapes: "
+                        "--shapes items, a repeated input name starting the next variant, e.g. "
+                        "shapes=input:1x3x224x224,input:1x3x320x320)")
 
 
 def _validate(p) -> None:

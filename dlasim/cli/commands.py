@@ -159,7 +159,8 @@ def cmd_compare(a) -> Output:
     vary = _parse_vary(a.vary)
     key = next(iter(vary))
     given = {"precision": a.precision or a.int8 or a.fp16 or a.best, "device": a.device or a.dla_core is not None,
-             "batch": a.batch, "sparsity": a.sparsity != "disable", "hw": a.hw != "xavier-agx"}
+             "batch": a.batch, "sparsity": a.sparsity != "disable", "hw": a.hw != "xavier-agx",
+             "shapes": bool(a.shapes)}
     if given.get(key):
         warnings.append(f"--vary {key} sets the {key} of each variant: the {key} option given is not used")
     if "hw" in vary:

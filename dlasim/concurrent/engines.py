@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..build_options import parse_flag
 from ..errors import DlasimError
 from ..safeio import load_toml
 
@@ -88,8 +89,7 @@ def make_engine(fields: dict, where: str) -> Engine:
             raise DlasimError(f"{where}: shapes: {e}") from None
         kw["shapes"] = str(fields["shapes"])
     if "gpu_fallback" in fields:
-        v = fields["gpu_fallback"]
-        kw["gpu_fallback"] = v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes", "on")
+        kw["gpu_fallback"] = parse_flag(fields["gpu_fallback"], f"{where}: gpu_fallback")
     return Engine(**kw)
 
 

@@ -13,7 +13,11 @@ def split_graph(g: Graph, cuts: list[str]) -> list[Graph]:
     missing = [c for c in cuts if c not in index]
     if missing:
         raise DlasimError(f"--cut: {g.name} has no layer {missing[0]!r}")
-    bounds = sorted({index[c] + 1 for c in cuts})
+    for a, b in zip(cuts, cuts[1:]):     # stage i ends at cuts[i]: the stages' labels follow the cuts' order
+        if index[b] <= index[a]:
+            raise DlasimError(f"--cut: {b!r} is given twice" if a == b else
+                              f"--cut: give the cuts in the graph's order: {b!r} comes before {a!r}")
+    bounds = [index[c] + 1 for c in cuts]
     if bounds and bounds[-1] >= len(g.layers):
         raise DlasimError(f"--cut: {cuts[-1]!r} is the last layer; nothing is left for the next stage")
     edges = [0, *bounds, len(g.layers)]

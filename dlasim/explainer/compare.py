@@ -21,13 +21,15 @@ from .match import match_steps
 from .summary import _advice_lines, _cause, _examples, _ranked
 from .texts import CAUSES
 
-VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw", "model")
+VARY_KEYS = ("precision", "sparsity", "device", "batch", "hw", "model", "shapes")
 VARIED_ADVICE = {"batch": ("batch",), "precision": ("int8_weights",)}   # advice that would change the varied key
 
 
 def _label(key: str, v) -> str:
     if key == "model":
         return str(v).removeprefix("zoo:") if isinstance(v, str) else getattr(v, "name", str(v))
+    if key == "shapes":
+        return ",".join(f"{n}:{'x'.join(map(str, s))}" for n, s in dict(v).items())
     return f"batch {v}" if key == "batch" else str(v)
 
 
@@ -127,7 +129,8 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
     """Estimate each value of one option and attribute the gap to the naive speedup to causes.
 
     vary: {KEY: [v1, v2, ...]} with KEY in precision, sparsity, device, batch, hw (hw values are platform
-    names or name:mode), model (models as dlasim.estimate takes them). speedup = first total / second total; causes, diff and advice explain first ->
+    names or name:mode), model (models as dlasim.estimate takes them), shapes ({input name: shape} each, as
+    dlasim.estimate's shapes). speedup = first total / second total; causes, diff and advice explain first ->
     second (advice is re-estimated on the second variant); `speedups` has first / each for more values.
     """
     vary = dict(vary or {})
@@ -140,6 +143,7 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
     base = Config.load(model, hw, opts)
     cfgs = [base.on(v) if key == "hw" else
             Config.load(v, hw, opts) if key == "model" else
+            Config.load(model, hw, {**opts, "shapes": v}) if key == "shapes" else
             replace(base, opts={**base.opts, key: int(v) if key == "batch" else v}) for v in values]
     labels = [_label(key, v) for v in values]
     ests = [c.estimate(label=lab) for c, lab in zip(cfgs, labels)]

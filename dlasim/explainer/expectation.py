@@ -45,6 +45,6 @@ def ideal_speedup(key: str, a, b, ctx1: Expectation, ctx2: Expectation) -> float
     the batch (a time is that of the whole batch)."""
     if key == "batch":
         return a / b
-    if key == "model":          # two networks: the ratio of their MACs at the expected rates
+    if key in ("model", "shapes"):   # two networks (or input sizes): the ratio of their MACs at the expected rates
         return ctx2.rate / ctx1.rate * ctx1.graph.macs / max(ctx2.graph.macs, 1)
     return ctx2.rate / ctx1.rate

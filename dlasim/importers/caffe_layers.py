@@ -147,10 +147,19 @@ def _eltwise(net, e: Entry) -> None:
     p = e.param("eltwise_param")
     operation = enum_name(single(p, "operation"), ["PROD", "SUM", "MAX"], "SUM")
     coeff = [float(c) for c in repeated(p, "coeff")]
+    # caffe.proto EltwiseParameter: coeff is "blob-wise coefficient for SUM operation"; eltwise_layer.cpp checks
+    # "Eltwise layer only takes coefficients for summation." and "... takes one coefficient per bottom blob."
+    if coeff and operation != "SUM":
+        raise net.error(f"layer {e.name!r} (Eltwise): coeff is for operation SUM only, got {operation}")
+    if coeff and len(coeff) != len(e.ins):
+        raise net.error(f"layer {e.name!r} (Eltwise): {len(coeff)} coeff for {len(e.ins)} bottoms (one per bottom)")
     op = {"PROD": "Mul", "MAX": "Max"}.get(operation, "Add" if len(e.ins) == 2 else "Sum")
-    if operation == "SUM" and len(e.ins) == 2 and coeff == [1.0, -1.0]:
+    ins = list(e.ins)
+    if operation == "SUM" and len(ins) == 2 and sorted(coeff) == [-1.0, 1.0]:
+        if coeff[0] != 1.0:                   # -a + b = b - a: the operand with coefficient 1 first
+            ins.reverse()
         op, coeff = "Sub", []
-    net.add(e.name, op, e.ins, e.tops, {"coeff": coeff} if coeff and any(c != 1.0 for c in coeff) else {})
+    net.add(e.name, op, ins, e.tops, {"coeff": coeff} if coeff and any(c != 1.0 for c in coeff) else {})
 
 
 def _concat(net, e: Entry) -> None:

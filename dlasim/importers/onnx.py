@@ -133,6 +133,13 @@ class _Importer:
                                      f"{self.path}, got {'x'.join(map(str, given))}")
                 dims = given
             if dims and batch is not None:
+                axis = _batch_axis(inp)
+                if axis:
+                    sym = inp.type.tensor_type.shape.dim[axis].dim_param
+                    example = "x".join(str(d) if d else str(batch) if i == axis else "N"
+                                       for i, d in enumerate(dims))
+                    raise ModelError(f"{self.path}: input {inp.name!r} has its batch dimension ({sym}) at axis {axis}, "
+                                     f"but --batch sets dimension 0; give the shape with --shapes {inp.name}:{example}")
                 dims[0] = int(batch)
             self.overridden |= dims != _dims(inp)
             if dims is None or any(d is None for d in dims):
@@ -414,6 +421,15 @@ class _Importer:
         if deferred and batch is not None:
             g = g.with_batch(int(batch))
         return g
+
+
+def _batch_axis(inp) -> int:
+    """The axis of a dynamic input's batch: its symbolic dimension named for the batch ("batch", "batch_size";
+    a sequence-first transformer export, [seq, batch, dim], has it at 1), else 0, where --batch puts it."""
+    for i, d in enumerate(inp.type.tensor_type.shape.dim):
+        if not d.HasField("dim_value") and "batch" in d.dim_param.lower():
+            return i
+    return 0
 
 
 def _drop_dead(layers: list[Layer], keep: set[str]) -> list[Layer]:

@@ -21,9 +21,18 @@ from ..errors import ModelError
 
 MAX_ELEMENTS = 1 << 40   # elements in one tensor: 4 TiB of FP32, beyond any accelerator's memory
 _DEFAULT = ("", "ai.onnx")
-# TensorProto.DataType -> bytes per element (onnx/onnx.proto3); 0: variable (string)
-_ITEMSIZE = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 8: 0, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 14: 8, 15: 16,
-             16: 2, 17: 1, 18: 1, 19: 1, 20: 1}
+# TensorProto.DataType -> bits per element (onnx/onnx.proto, TensorProto.DataType 1-28); 0: variable (string).
+# raw_data packs sub-byte types: two 4-bit (UINT4, INT4, FLOAT4E2M1) or four 2-bit (UINT2, INT2) per byte,
+# FLOAT6 4 per 3 bytes, so a tensor of n elements holds ceil(n * bits / 8) bytes; int32_data holds 2 (4-bit)
+# or 4 (2-bit) elements per entry, one otherwise (FLOAT6 included).
+_BITS = {1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 8: 0, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64, 14: 64, 15: 128,
+         16: 16, 17: 8, 18: 8, 19: 8, 20: 8, 21: 4, 22: 4, 23: 4, 24: 8, 25: 2, 26: 2, 27: 6, 28: 6}
+_PER_INT32 = {4: 2, 2: 4}
+
+
+def raw_bytes(data_type: int, n: int) -> int:
+    """Bytes of n elements of an ONNX tensor type in raw_data (0 for strings)."""
+    return -(-n * _BITS[data_type] // 8)
 
 
 @dataclass(frozen=True)
@@ -119,18 +128,22 @@ def _tensors(g, path: str) -> None:
             _dims(path, f"tensor {vi.name!r}", [d.dim_value for d in tt.shape.dim if d.HasField("dim_value")])
     for t in g.initializer:
         _dims(path, f"initializer {t.name!r}", list(t.dims))
-        if t.data_location == 1 or t.data_type not in _ITEMSIZE:
+        if t.data_type not in _BITS:
+            raise _err(path, f"initializer {t.name!r}: data type {t.data_type} is not an ONNX tensor type "
+                             f"(TensorProto.DataType 1-{max(_BITS)})")
+        if t.data_location == 1:
             continue
-        n, size = math.prod(t.dims), _ITEMSIZE[t.data_type]
-        if t.HasField("raw_data") and size:
+        n, bits = math.prod(t.dims), _BITS[t.data_type]
+        if t.HasField("raw_data") and bits:
             held = len(t.raw_data)  # a transient copy of one tensor's bytes (protobuf has no cheaper length)
-            if held != n * size:
+            if held != raw_bytes(t.data_type, n):
                 raise _err(path, f"initializer {t.name!r}: raw_data holds {held} bytes, its shape "
-                                 f"{list(t.dims)} needs {n * size}")
+                                 f"{list(t.dims)} needs {raw_bytes(t.data_type, n)}")
         typed = max(len(t.float_data), len(t.int32_data), len(t.int64_data), len(t.double_data),
                     len(t.uint64_data), len(t.string_data))
-        if not t.HasField("raw_data") and typed and typed < n:
-            raise _err(path, f"initializer {t.name!r} holds {typed} values, its shape {list(t.dims)} needs {n}")
+        need = -(-n // _PER_INT32.get(bits, 1)) if t.int32_data else n
+        if not t.HasField("raw_data") and typed and typed < need:
+            raise _err(path, f"initializer {t.name!r} holds {typed} values, its shape {list(t.dims)} needs {need}")
 
 
 def _dims(path: str, what: str, dims: list[int]) -> None:
@@ -182,7 +195,8 @@ _BIG = 1 << 20   # initializers above this many bytes reach the checker as typed
 
 def _nbytes(t) -> int:
     """Bytes of an initializer by its shape (ByteSize() would serialize it)."""
-    return math.prod(t.dims) * (_ITEMSIZE.get(t.data_type) or 8)
+    n = math.prod(t.dims)
+    return raw_bytes(t.data_type, n) if _BITS.get(t.data_type) else 8 * n
 
 
 def _checker(model, path: str) -> None:

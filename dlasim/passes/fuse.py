@@ -56,13 +56,21 @@ def fuse(plan) -> None:
     def absorb(head: Step, s: Step, into: str, after: str) -> None:
         dead.add(id(s))
         head.members.extend(s.members)
+        if s.precision_unsupported and head.device == "gpu" and head.members[0].op in MAC_OPS:
+            # a pointwise op without an INT8 kernel of its own (Mish) runs in the conv/GEMM epilogue, in the
+            # conv's precision (gpu_tensorrt.md s5.2 PointWise fusion into the conv epilogue, Conv_0 + PWN(...)):
+            # the step stays INT8, as the Xavier NX YOLOv4 (Mish) engines show, INT8 1.49x faster than FP16
+            # (validation/data/public2/measurements.csv JKJ-15, JKJ-16)
+            plan.decisions.append(Decision(s.name, "fuse", into, f"{s.op}{after}: runs in the {head.op}'s "
+                                                                 f"{head.precision.upper()} epilogue"))
+            return
         if s.precision_unsupported:
+            # one kernel runs one precision: a member that must run wider takes the step with it. DLA: INT8
+            # Sigmoid/Tanh run in FP16 (passes/place.py) and take the conv with them (dla.md s3.2 Activation
+            # row [INF]); GPU: a pointwise (PWN) kernel runs FP16 when one of its layers has no INT8 kernel
             head.precision_unsupported = True
             head.reason = head.reason or s.reason
-            if head.device == "dla":
-                # one hardware layer runs one precision: a member that must run wider (INT8 Sigmoid/Tanh run
-                # in FP16, passes/place.py) takes the conv with it (dla.md s3.2 Activation row [INF])
-                head.precision = s.precision
+            head.precision = s.precision
         plan.decisions.append(Decision(s.name, "fuse", into, s.op + after))
 
     for head in steps:

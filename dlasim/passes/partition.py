@@ -34,6 +34,9 @@ def partition(plan) -> None:
                     for layer in step.members:
                         plan.fallback.append(Fallback(layer.name, layer.op, reason, FallbackKind.LOADABLE_LIMIT))
                     plan.decisions.append(Decision(step.name, "partition", "gpu fallback", reason))
+                    if why:             # on the GPU it runs wider than asked: say so, as assign_precision does
+                        step.reason = f"{reason}; {why}"
+                        plan.decisions.append(Decision(step.name, "precision", step.precision, why))
     for step, r in zip(steps, regions):
         step.subgraph = r
     plan.dla_subgraphs = max(regions, default=-1) + 1

@@ -5,7 +5,8 @@ reads and writes its native formats (kDLA_LINEAR, kDLA_HWC4, kCHW16 for FP16, kC
 GPU reformat kernel runs at every engine boundary and around every DLA subgraph (reference/dla.md s3.4
 "I/O formats on DLA", "Reformat insertion"; gpu_tensorrt.md s3.1). A matching I/O format removes the copy.
 
-Inside a GPU engine, convolutions read and write their tensor-core format (FP16 hwc8, INT8 chw32), LRN
+Inside a GPU engine, convolutions read and write their tensor-core format (FP16 hwc8, INT8 chw32; an INT8
+conv reads an input of <= 4 channels, the image, in chw4: formats.toml [gpu_image_formats]), LRN
 only the linear one, and pooling, pointwise and concatenation layers keep the format of their input: a
 reformat runs where a producer's format is not the one its consumer needs (the Xavier GoogLeNet profile,
 validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile: "pool1/norm1 input reformatter",
@@ -105,6 +106,9 @@ def insert_reformats(plan) -> None:
         wanted = need or (step.precision, native_format(step.device, step.precision))
         for i, t in enumerate(step.inputs):
             want = wanted
+            first = i == 0 and need is not None and op in MAC_OPS and gpu_image_format(step.precision, t.shape)
+            if first:
+                want = (step.precision, first)    # an image input: the first-layer kernel's format
             if i and step.out_precision:      # a fused residual is read in the output precision (qdq.py rule 3)
                 want = (step.out_precision, wanted[1])
             if t.name in net_inputs:
@@ -169,10 +173,20 @@ def _written(step: Step) -> str:
     return step.out_precision or step.precision
 
 
+def gpu_image_format(precision: str, shape) -> str | None:
+    """The format a GPU convolution at `precision` reads a 4-D input of `shape` in when that input has no more
+    channels than the format's vector (INT8: chw4 for C <= 4, the image; formats.toml [gpu_image_formats]),
+    else None (it reads its native format)."""
+    formats = rules.RULES.formats
+    fmt = formats.gpu_image.get(precision)
+    return fmt if fmt and len(shape) == 4 and shape[1] <= formats.channel_align[fmt] else None
+
+
 def _qdq_copy(step: Step, net_inputs: dict, gpu_fmt: dict, producer: dict, tf32: bool) -> None:
     """Formats and bytes of a Q/DQ that became a reformat: from the format its input was written in to
-    INT8 chw32 (a Q: what INT8 tensor-core convolutions read) or, for a DQ, to the higher precision in the
-    same layout (trex qat-residual "DequantizeLinear_291": Int8 chw32 -> FP32)."""
+    INT8 chw32 (a Q: what INT8 tensor-core convolutions read; chw4 for an image of <= 4 channels, as the trex
+    engines' input Q writes, gpu_tensorrt.md s3.3) or, for a DQ, to the higher precision in the same layout
+    (trex qat-residual "DequantizeLinear_291": Int8 chw32 -> FP32)."""
     t = step.inputs[0]
     src_p, dst_p = step.qdq
     p = producer.get(t.name)
@@ -181,7 +195,8 @@ def _qdq_copy(step: Step, net_inputs: dict, gpu_fmt: dict, producer: dict, tf32:
     else:
         have = gpu_fmt.get(t.name) or ((_written(p), native_format("gpu", _written(p), tf32)) if p is not None
                                        else (src_p, "linear"))
-    dst = (dst_p, native_format("gpu", "int8")) if dst_p == "int8" else (dst_p, have[1])
+    dst = ((dst_p, gpu_image_format("int8", t.shape) or native_format("gpu", "int8")) if dst_p == "int8"
+           else (dst_p, have[1]))
     rd, wr = copy_bytes(t.shape, have, dst)
     step.copy = Copy(have, dst, rd, wr, "gpu", "gpu")
     for o in step.outputs:
