@@ -40,7 +40,7 @@ cannot determine are reported and kept at their prior values):
   (dlasim zoo:resnet18 at batch 32) -> gpu.tensor_efficiency, gpu.kernel_floor_s, gpu.memory_kernel_floor_s,
   gpu.memory_efficiency; then FP32 and INT8 engines predicted without refitting.
 - orin-agx DLA: the one Orin GoogLeNet log (ForeignNode 1.032 ms, ..., read as INT8: ORIN_PRECISION) ->
-  dla.layer_overhead_s; the DLA-SW
+  dla.layer_overhead_s (also orin-nx-16gb, same DLA 2.0 cores); the DLA-SW
   SSD-MobileNetV1 throughput -> dla.depthwise_macs_per_cycle (Orin's depthwise processor; also orin-nx-16gb).
 - orin-agx, orin-nx-16gb GPU: no per-layer GPU data; the Xavier-fitted gpu.memory_kernel_floor_s and the
   A100-fitted gpu.tensor_efficiency (GA10B has the A100-class SM), said so.
@@ -680,6 +680,14 @@ def main(argv=None) -> int:
             "; the one DLA parameter this single number is used for (the INT8 MAC efficiency it would otherwise "
             "need, 0.29, is below what the DLA-SW ResNet-50 throughput needs); every other Orin DLA value stays a "
             "first estimate"))
+        # Orin NX 16GB has the same DLA 2.0 cores (ref/dla.md s0.1 facts 3 and 6) and no per-layer DLA data of its
+        # own: the AGX-fitted per-layer overhead, in seconds as fitted (no reference says whether it scales with
+        # the DLA clock, 614.4 MHz on the NX against 1.6 GHz), replaces its first estimate, said so
+        o_src = sources_for(res_o, "validation/data/public_measurements.csv orin_googlenet_dla (HaX-CoNN README, AGX "
+                            "Orin GoogLeNet log read as INT8, validation/fit_specs.py ORIN_PRECISION)")
+        queue("orin-nx-16gb", C.fitted_values(res_o), {k: "as orin-agx (same DLA 2.0 cores, ref/dla.md s0.1 facts 3 "
+                                                       "and 6; kept in seconds, not scaled to this DLA's clock): " + v
+                                                       for k, v in o_src.items()})
 
     # ---------------- Orin depthwise processor: the DLA-SW SSD-MobileNetV1 number (13 depthwise convs, the
     # only Orin measurement with any) sets its rate; fitted after the GoogLeNet parameter, which it leaves alone
