@@ -185,6 +185,9 @@ class Graph:
             except (IndexError, TypeError, ValueError, ZeroDivisionError) as e:
                 raise ModelError(f"{self.source or self.name}: layer {layer.name!r} ({layer.op}): "
                                  f"bad attributes or inputs ({e})") from None
+            except ModelError as e:     # ops.infer names the layer; the file is named here
+                where = self.source or self.name
+                raise (e if str(e).startswith(f"{where}: ") else ModelError(f"{where}: {e}")) from None
             for t, s in zip(layer.outputs, outs):
                 if s and min(s) <= 0:       # some dimension d <= 0
                     raise ModelError(f"{self.source or self.name}: layer {layer.name!r} ({layer.op}) gives "

@@ -337,3 +337,27 @@ def test_caffe_eltwise_coefficients(tmp_path):
         _caffe_net(tmp_path, _eltwise("coeff: 1"))
     with pytest.raises(dlasim.DlasimError, match="coeff is for operation SUM only"):
         _caffe_net(tmp_path, _eltwise("coeff: 1 coeff: -1", "PROD"))
+
+
+def _fixed_reshape(tmp_path) -> str:
+    """x[N,3,8,8] -> Reshape to the constant [2, 96]: a target written for batch 1 (2 x 96 = 1 x 3 x 8 x 8)."""
+    import onnx
+    from onnx import TensorProto, helper as h
+    x = h.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])
+    y = h.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    target = h.make_tensor("target", TensorProto.INT64, [2], [2, 96])
+    g = h.make_graph([h.make_node("Reshape", ["x", "target"], ["y"], name="flatten")], "g", [x], [y], [target])
+    path = str(tmp_path / "fixed_reshape.onnx")
+    onnx.save(h.make_model(g), path)
+    return path
+
+
+def test_batch_that_a_fixed_reshape_cannot_take_names_the_file_and_layer(tmp_path, capsys):
+    from dlasim.cli import main
+    path = _fixed_reshape(tmp_path)
+    assert main(["estimate", path, "--device", "gpu", "--batch", "1"]) == 0
+    capsys.readouterr()
+    assert main(["estimate", path, "--device", "gpu", "--batch", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{path}: layer 'flatten': cannot reshape (4, 3, 8, 8) to [2, 96]" in err
