@@ -7,28 +7,20 @@ from pathlib import Path
 import pytest
 
 from dlasim import DlasimError
-from dlasim.cli import main
 from dlasim.concurrent.engines import load_engines, parse_engine
 from dlasim.measures import measured_value, to_ms
 from dlasim.measures import parse_options
+from cli_errors import one_line_error
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "hardware_specs"
 SMALL = str(ROOT / "validation" / "data" / "seeds" / "kernel_1x1.prototxt")
 
 
-def _one_line_error(argv, capsys) -> str:
-    rc = main(argv)
-    err = capsys.readouterr().err
-    assert rc == 2, err
-    assert err.startswith("dlasim: error: ") and err.count("\n") == 1, err
-    return err
-
-
 @pytest.mark.parametrize("expr", ["json(a)", "json(:x=1)", "median(nope.csv:value)", "1|2", ":",
                                   "csvsum(x)", "fps_gap_ms(])", "json(/etc/hostname)",
                                   "csvsum(validation/data/public_measurements.csv:value:name=nope)"])
-def test_bad_measured_expression_is_one_line_error(expr):
+def test_bad_measured_expression_isone_line_error(expr):
     with pytest.raises(DlasimError) as e:
         measured_value(expr, ROOT)
     assert "\n" not in str(e.value) and "measured" in str(e.value)
@@ -74,7 +66,7 @@ def test_engine_text_dla_core_refuses_float():
 def test_engine_file_inf_batch_cli(tmp_path, capsys):
     p = tmp_path / "e.toml"
     p.write_text('[[engine]]\nmodel = "zoo:resnet18"\nbatch = inf\n')
-    assert "engine 1: batch" in _one_line_error(["concurrent", "--engines", str(p)], capsys)
+    assert "engine 1: batch" in one_line_error(["concurrent", "--engines", str(p)], capsys)
 
 
 def _edit(src: str, pattern: str, repl: str, tmp_path) -> str:
@@ -88,9 +80,9 @@ def _edit(src: str, pattern: str, repl: str, tmp_path) -> str:
 
 def test_spec_empty_dla_precisions(tmp_path, capsys):
     hw = _edit("nvdla-small.toml", r"^precisions = .*$", "precisions = []", tmp_path)
-    assert "dla.precisions" in _one_line_error(["estimate", SMALL, "--hw", hw], capsys)
+    assert "dla.precisions" in one_line_error(["estimate", SMALL, "--hw", hw], capsys)
 
 
 def test_spec_bad_compute_capability(tmp_path, capsys):
     hw = _edit("orin-agx.toml", r"^compute_capability = .*$", 'compute_capability = "ref/dla"', tmp_path)
-    assert "gpu.compute_capability" in _one_line_error(["estimate", "zoo:resnet18", "--hw", hw], capsys)
+    assert "gpu.compute_capability" in one_line_error(["estimate", "zoo:resnet18", "--hw", hw], capsys)

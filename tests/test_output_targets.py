@@ -15,23 +15,16 @@ from dlasim import calibrate as C
 from dlasim.cli import main
 from dlasim.errors import DlasimError, SpecError
 from dlasim.safeio import write_text
+from cli_errors import one_line_error
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = str(ROOT / "validation" / "data" / "seeds" / "kernel_1x1.prototxt")
 XAVIER = ROOT / "hardware_specs" / "xavier-agx.toml"
 
 
-def _one_line_error(argv, capsys) -> str:
-    rc = main(argv)
-    err = capsys.readouterr().err
-    assert rc == 2, err
-    assert err.startswith("dlasim: error: ") and err.count("\n") == 1, err
-    return err
-
-
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_full_device_is_a_one_line_error_and_stays_a_device(capsys):
-    assert "No space left on device" in _one_line_error(["estimate", SMALL, "-o", "/dev/full"], capsys)
+    assert "No space left on device" in one_line_error(["estimate", SMALL, "-o", "/dev/full"], capsys)
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
@@ -44,7 +37,7 @@ def test_null_device_is_written_in_place(capsys):
 def test_fifo_without_reader_is_an_error_not_a_hang(tmp_path, capsys):
     fifo = tmp_path / "f"
     os.mkfifo(fifo)
-    assert "cannot write" in _one_line_error(["estimate", SMALL, "-o", str(fifo)], capsys)
+    assert "cannot write" in one_line_error(["estimate", SMALL, "-o", str(fifo)], capsys)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and os.listdir(tmp_path) == ["f"]
 
 
@@ -81,7 +74,7 @@ def test_symlink_keeps_pointing_at_its_file(tmp_path, capsys):
 def test_failed_rename_leaves_no_temporary_file(tmp_path, capsys):
     target = tmp_path / "d"
     target.mkdir()
-    assert "Is a directory" in _one_line_error(["estimate", SMALL, "-o", str(target)], capsys)
+    assert "Is a directory" in one_line_error(["estimate", SMALL, "-o", str(target)], capsys)
     assert os.listdir(tmp_path) == ["d"] and os.listdir(target) == []
 
 
