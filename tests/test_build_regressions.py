@@ -361,3 +361,30 @@ def test_batch_that_a_fixed_reshape_cannot_take_names_the_file_and_layer(tmp_pat
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert f"{path}: layer 'flatten': cannot reshape (4, 3, 8, 8) to [2, 96]" in err
+
+
+def test_a_view_from_the_input_binding_to_the_output_binding_is_a_copy():
+    """Input and output are separate buffers, so a Reshape between them cannot alias: a copy kernel reads and
+    writes 1x3x8x8 = 192 FP32 values (2 x 768 bytes); the same Reshape between two convs stays free."""
+    b = GraphBuilder("view")
+    y = b.flatten(b.input("x", (1, 3, 8, 8)), name="flat")
+    est = dlasim.estimate(b.build([y]), "xavier-agx", device="gpu", precision="fp32")
+    (step,) = [s for s in est.steps if s.name == "flat"]
+    assert step.bytes == 2 * 192 * 4 and step.time_ms > 0 and est.total_ms > 0
+
+    b = GraphBuilder("inner")
+    x = b.conv(b.input("x", (1, 8, 8, 8)), 8, 1, name="c1")
+    x = b.reshape(x, [1, 8, 64], name="flat")
+    x = b.reshape(x, [1, 8, 8, 8], name="back")
+    est = dlasim.estimate(b.build([b.conv(x, 8, 1, name="c2")]), "xavier-agx", device="gpu", precision="fp32")
+    views = [s for s in est.steps if s.name in ("flat", "back")]
+    assert len(views) == 2 and all(s.bytes == 0 and s.time_ms == 0 for s in views)
+
+
+def test_an_identity_from_the_input_binding_to_the_output_binding_is_a_copy():
+    """Folding it would leave an engine of no steps and 0 ms (and 0 qps, which the JSON schema forbids)."""
+    b = GraphBuilder("identity")
+    y = b.op("Identity", [b.input("x", (1, 3, 8, 8))], name="same")
+    est = dlasim.estimate(b.build([y]), "xavier-agx", device="gpu", precision="fp32")
+    assert [s.name for s in est.steps] == ["same"] and est.steps[0].bytes == 2 * 192 * 4
+    assert est.total_ms > 0 and est.to_dict()["throughput_qps"] > 0

@@ -3,7 +3,8 @@
 TensorRT removes Dropout/Identity, constant-only layers and shape-preserving Reshape/Flatten at build time
 (reference/gpu_tensorrt.md s5.2: "Trivial Scale ... erased", Shuffle+Shuffle fused). A Pad of zeros on every
 side is the identity too (torchvision Swin pads each window partition to a multiple of the window, by 0 at
-224x224) and goes the same way. Concatenation is kept
+224x224) and goes the same way. One that passes a network input straight to a network output is kept: the
+application binds the two as separate buffers, so the engine copies one into the other. Concatenation is kept
 as a step: on both engines it is done by writing producers into one buffer, and the cost model prices it.
 """
 from __future__ import annotations
@@ -52,6 +53,9 @@ def _folded(layer, op: str, data: list, plan, consts: set[str]) -> bool:
     tensors = plan.graph.tensors
     same = len(layer.outputs) == 1 and len(data) == 1 and data[0].shape == tensors[layer.outputs[0]].shape
     zero_pad = op == "Pad" and same and not any(layer.attributes.get("pads") or ())
+    g = plan.graph
+    if len(data) == 1 and plan.resolve(data[0].name) in g.inputs and any(t in g.outputs for t in layer.outputs):
+        return False    # input binding -> output binding: two buffers, so TensorRT keeps a copy (cost/gpu.py)
     if len(data) == 1 and (op in FOLDABLE or (op in RESHAPES and same) or zero_pad):
         for t in layer.outputs:
             plan.alias[t] = plan.resolve(data[0].name)
