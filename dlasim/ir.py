@@ -350,7 +350,10 @@ class GraphBuilder:
         return name
 
     def const(self, name: str, shape: Iterable[int], dtype: str = "float32") -> str:
-        name = self._unique(name)
+        n = self._count.get(name, 0)            # _unique, inline: a conv or BN adds one to four constants
+        self._count[name] = n + 1
+        if n:
+            name = f"{name}_{n}"
         self._tensors[name] = Tensor(name, tuple(shape), dtype, True)    # const
         return name
 
@@ -363,19 +366,26 @@ class GraphBuilder:
              n_outputs: int = 1) -> str | list[str]:
         """op() without copying `inputs` and `attributes`: the layer keeps them (the helpers below make new ones)."""
         label = name or op_type.lower()
-        shapes = [self._tensor(t, label).shape for t in inputs if t]
+        tensors = self._tensors
+        shapes = []
+        for t in inputs:                # a loop with the lookup inline: this runs for every layer of a search
+            if t:
+                x = tensors.get(t) if type(t) is str else None
+                if x is None:
+                    x = self._tensor(t, label)       # raises the error naming the tensor (or takes a str subclass)
+                shapes.append(x.shape)
         name = self._unique(label)
         outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
         layer = Layer(name, op_type, inputs, list(outs), attributes)
         try:
-            out_shapes = ops.infer(layer, shapes)
+            out_shapes = ops.infer(layer, shapes, as_tuples=False)     # the builder's shapes are tuples
         except KeyError:
             layer.flags += ["unknown_op", "shape_assumed"]
             out_shapes = [shapes[0]] * n_outputs
         for t, s in zip(outs, out_shapes):
             if s and min(s) <= 0:       # some dimension d <= 0
                 raise ModelError(f"{self.name}: layer {name!r} ({op_type}) gives an empty output shape {tuple(s)}")
-            self._tensors[t] = Tensor(t, tuple(s))
+            tensors[t] = Tensor(t, tuple(s))
         self._layers.append(layer)
         return outs[0] if n_outputs == 1 else outs
 
@@ -417,7 +427,9 @@ class GraphBuilder:
     def bn(self, x: str, name: str | None = None) -> str:
         c = self.shape(x)[1]
         name = name or "bn"
-        params = [self.const(f"{name}.{p}", (c,)) for p in ("scale", "bias", "mean", "var")]
+        shape = (c,)
+        params = [self.const(f"{name}.scale", shape), self.const(f"{name}.bias", shape),
+                  self.const(f"{name}.mean", shape), self.const(f"{name}.var", shape)]
         return self._add("BatchNormalization", [x] + params, {"epsilon": 1e-5}, name)
 
     def relu(self, x: str, name: str | None = None) -> str:

@@ -338,13 +338,15 @@ SHAPE_FNS: dict[str, Callable] = {
 }
 
 
-def infer(layer, shapes: Sequence[Shape]) -> list[Shape]:
+def infer(layer, shapes: Sequence[Shape], as_tuples: bool = True) -> list[Shape]:
+    """The output shapes of `layer` from its input shapes. `as_tuples=False`: the caller's `shapes` is a list of
+    tuples already (GraphBuilder's), used as it is; the shape functions never change it."""
     fn = SHAPE_FNS.get(layer.op)
     if fn is None:
         raise KeyError(layer.op)
     if layer.op in ELEMENTWISE and len(shapes) < 1:
         raise ModelError(f"layer {layer.name!r}: {layer.op} needs inputs")
-    return fn(layer, [tuple(s) for s in shapes])
+    return fn(layer, [tuple(s) for s in shapes] if as_tuples else shapes)
 
 
 def macs(op: str, attrs: dict, in_shapes: Sequence[Shape], out_shapes: Sequence[Shape]) -> int:
