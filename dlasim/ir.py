@@ -252,7 +252,12 @@ class Graph:
     @property
     def macs(self) -> int:
         if self._macs is None:
-            self._macs = sum(self.layer_macs(l) for l in self.layers if l.op in ops.MAC_OPS)
+            total, mac_ops, tensors = 0, ops.MAC_OPS, self.tensors
+            for l in self.layers:           # layer_macs of each, inline (every new graph's estimate reads this)
+                if l.op in mac_ops:
+                    total += ops.macs(l.op, l.attributes, [tensors[t].shape for t in l.inputs if t],
+                                      [tensors[t].shape for t in l.outputs])
+            self._macs = total
         return self._macs
 
     @property
@@ -398,7 +403,7 @@ class GraphBuilder:
             pad = [(d[0] * (k[0] - 1)) // 2, (d[1] * (k[1] - 1)) // 2]
         p = _as_pair(pad)
         p = p * 2 if len(p) == 2 else p
-        c = self.shape(x)[1]
+        c = self._tensor(x).shape[1]
         name = name or "conv"
         w = self.const(f"{name}.weight", (out_channels, c // groups, k[0], k[1]))
         ins = [x, w] + ([self.const(f"{name}.bias", (out_channels,))] if bias else [])
