@@ -381,7 +381,8 @@ class GraphBuilder:
                 shapes.append(x.shape)
         name = self._unique(label)
         outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
-        layer = Layer(name, op_type, inputs, list(outs), attributes)
+        # the layer keeps its own list: a list of outputs handed back to the caller is a copy
+        layer = Layer(name, op_type, inputs, outs if n_outputs == 1 else list(outs), attributes)
         try:
             out_shapes = ops.infer(layer, shapes, as_tuples=False)     # the builder's shapes are tuples
         except KeyError:
@@ -400,13 +401,15 @@ class GraphBuilder:
         """2-D convolution; pad=None means 'same' padding for odd kernels."""
         k, s, d = _as_pair(kernel), _as_pair(stride), _as_pair(dilation)
         if pad is None:
-            pad = [(d[0] * (k[0] - 1)) // 2, (d[1] * (k[1] - 1)) // 2]
-        p = _as_pair(pad)
-        p = p * 2 if len(p) == 2 else p
+            p = [(d[0] * (k[0] - 1)) // 2, (d[1] * (k[1] - 1)) // 2] * 2
+        else:
+            p = _as_pair(pad)
+            p = p * 2 if len(p) == 2 else p
         c = self._tensor(x).shape[1]
         name = name or "conv"
-        w = self.const(f"{name}.weight", (out_channels, c // groups, k[0], k[1]))
-        ins = [x, w] + ([self.const(f"{name}.bias", (out_channels,))] if bias else [])
+        ins = [x, self.const(f"{name}.weight", (out_channels, c // groups, k[0], k[1]))]
+        if bias:
+            ins.append(self.const(f"{name}.bias", (out_channels,)))
         return self._add("Conv", ins, {"kernel_shape": k, "strides": s, "pads": p, "dilations": d,
                                        "group": groups}, name)
 
@@ -433,9 +436,9 @@ class GraphBuilder:
         c = self.shape(x)[1]
         name = name or "bn"
         shape = (c,)
-        params = [self.const(f"{name}.scale", shape), self.const(f"{name}.bias", shape),
-                  self.const(f"{name}.mean", shape), self.const(f"{name}.var", shape)]
-        return self._add("BatchNormalization", [x] + params, {"epsilon": 1e-5}, name)
+        ins = [x, self.const(f"{name}.scale", shape), self.const(f"{name}.bias", shape),
+               self.const(f"{name}.mean", shape), self.const(f"{name}.var", shape)]
+        return self._add("BatchNormalization", ins, {"epsilon": 1e-5}, name)
 
     def relu(self, x: str, name: str | None = None) -> str:
         return self._add("Relu", [x], {}, name)
