@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..hardware import Platform
 from ..plan import Step
-from .parts import StepCost, finish
+from .parts import StepCost, entry, finish
 from .gpu import sm_stream_scale
 
 
@@ -37,10 +37,9 @@ def copy_cost(step: Step, plat: Platform) -> StepCost:
     if hit is None or hit[0] is not plat:
         if len(_COPY) >= COPY_CACHE_SIZE:
             _COPY.clear()
-        hit = _COPY[key] = (plat, _copy_cost_of(plat, rd, wr, touches_dla))
-    c = hit[1]
+        hit = _COPY[key] = entry(plat, _copy_cost_of(plat, rd, wr, touches_dla))
     # a record of the caller's own (StepCost is mutable), the parts shared (CostParts is frozen)
-    return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts)
+    return StepCost(*hit[1:])
 
 
 def _copy_cost_of(plat: Platform, rd: int, wr: int, touches_dla: bool) -> StepCost:
