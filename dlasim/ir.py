@@ -252,12 +252,9 @@ class Graph:
     @property
     def macs(self) -> int:
         if self._macs is None:
-            total, mac_ops, tensors = 0, ops.MAC_OPS, self.tensors
-            for l in self.layers:           # layer_macs of each, inline (every new graph's estimate reads this)
-                if l.op in mac_ops:
-                    total += ops.macs(l.op, l.attributes, [tensors[t].shape for t in l.inputs if t],
-                                      [tensors[t].shape for t in l.outputs])
-            self._macs = total
+            ts = self.tensors       # layer_macs of each, inline: every new graph's estimate reads this
+            self._macs = sum(ops.macs(l.op, l.attributes, [ts[t].shape for t in l.inputs if t],
+                                      [ts[t].shape for t in l.outputs]) for l in self.layers if l.op in ops.MAC_OPS)
         return self._macs
 
     @property
@@ -355,10 +352,7 @@ class GraphBuilder:
         return name
 
     def const(self, name: str, shape: Iterable[int], dtype: str = "float32") -> str:
-        n = self._count.get(name, 0)            # _unique, inline: a conv or BN adds one to four constants
-        self._count[name] = n + 1
-        if n:
-            name = f"{name}_{n}"
+        name = self._unique(name)
         self._tensors[name] = Tensor(name, tuple(shape), dtype, True)    # const
         return name
 
@@ -371,18 +365,11 @@ class GraphBuilder:
              n_outputs: int = 1) -> str | list[str]:
         """op() without copying `inputs` and `attributes`: the layer keeps them (the helpers below make new ones)."""
         label = name or op_type.lower()
-        tensors = self._tensors
-        shapes = []
-        for t in inputs:                # a loop with the lookup inline: this runs for every layer of a search
-            if t:
-                x = tensors.get(t) if type(t) is str else None
-                if x is None:
-                    x = self._tensor(t, label)       # raises the error naming the tensor (or takes a str subclass)
-                shapes.append(x.shape)
+        tensors = self._tensors         # looked up inline (every layer of a search); _tensor names a missing one
+        shapes = [((tensors.get(t) if type(t) is str else None) or self._tensor(t, label)).shape for t in inputs if t]
         name = self._unique(label)
         outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
-        # the layer keeps its own list: a list of outputs handed back to the caller is a copy
-        layer = Layer(name, op_type, inputs, outs if n_outputs == 1 else list(outs), attributes)
+        layer = Layer(name, op_type, inputs, outs if n_outputs == 1 else list(outs), attributes)  # never the caller's
         try:
             out_shapes = ops.infer(layer, shapes, as_tuples=False)     # the builder's shapes are tuples
         except KeyError:
@@ -435,9 +422,8 @@ class GraphBuilder:
     def bn(self, x: str, name: str | None = None) -> str:
         c = self.shape(x)[1]
         name = name or "bn"
-        shape = (c,)
-        ins = [x, self.const(f"{name}.scale", shape), self.const(f"{name}.bias", shape),
-               self.const(f"{name}.mean", shape), self.const(f"{name}.var", shape)]
+        ins = [x, self.const(f"{name}.scale", (c,)), self.const(f"{name}.bias", (c,)),
+               self.const(f"{name}.mean", (c,)), self.const(f"{name}.var", (c,))]
         return self._add("BatchNormalization", ins, {"epsilon": 1e-5}, name)
 
     def relu(self, x: str, name: str | None = None) -> str:
