@@ -255,7 +255,9 @@ class Graph:
     @property
     def macs(self) -> int:
         if self._macs is None:
-            self._macs = sum(self.layer_macs(l) for l in self.layers if l.op in ops.MAC_OPS)
+            ts = self.tensors       # layer_macs of each, inline: every new graph's estimate reads this
+            self._macs = sum(ops.macs(l.op, l.attributes, [ts[t].shape for t in l.inputs if t],
+                                      [ts[t].shape for t in l.outputs]) for l in self.layers if l.op in ops.MAC_OPS)
         return self._macs
 
     @property
@@ -366,19 +368,20 @@ class GraphBuilder:
              n_outputs: int = 1) -> str | list[str]:
         """op() without copying `inputs` and `attributes`: the layer keeps them (the helpers below make new ones)."""
         label = name or op_type.lower()
-        shapes = [self._tensor(t, label).shape for t in inputs if t]
+        tensors = self._tensors         # looked up inline (every layer of a search); _tensor names a missing one
+        shapes = [((tensors.get(t) if type(t) is str else None) or self._tensor(t, label)).shape for t in inputs if t]
         name = self._unique(label)
         outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
-        layer = Layer(name, op_type, inputs, list(outs), attributes)
+        layer = Layer(name, op_type, inputs, outs if n_outputs == 1 else list(outs), attributes)  # never the caller's
         try:
-            out_shapes = ops.infer(layer, shapes)
+            out_shapes = ops.infer(layer, shapes, as_tuples=False)     # the builder's shapes are tuples
         except KeyError:
             layer.flags += ["unknown_op", "shape_assumed"]
             out_shapes = [shapes[0]] * n_outputs
         for t, s in zip(outs, out_shapes):
             if s and min(s) <= 0:       # some dimension d <= 0
                 raise ModelError(f"{self.name}: layer {name!r} ({op_type}) gives an empty output shape {tuple(s)}")
-            self._tensors[t] = Tensor(t, tuple(s))
+            tensors[t] = Tensor(t, tuple(s))
         self._layers.append(layer)
         return outs[0] if n_outputs == 1 else outs
 
@@ -388,13 +391,15 @@ class GraphBuilder:
         """2-D convolution; pad=None means 'same' padding for odd kernels."""
         k, s, d = _as_pair(kernel), _as_pair(stride), _as_pair(dilation)
         if pad is None:
-            pad = [(d[0] * (k[0] - 1)) // 2, (d[1] * (k[1] - 1)) // 2]
-        p = _as_pair(pad)
-        p = p * 2 if len(p) == 2 else p
-        c = self.shape(x)[1]
+            p = [(d[0] * (k[0] - 1)) // 2, (d[1] * (k[1] - 1)) // 2] * 2
+        else:
+            p = _as_pair(pad)
+            p = p * 2 if len(p) == 2 else p
+        c = self._tensor(x).shape[1]
         name = name or "conv"
-        w = self.const(f"{name}.weight", (out_channels, c // groups, k[0], k[1]))
-        ins = [x, w] + ([self.const(f"{name}.bias", (out_channels,))] if bias else [])
+        ins = [x, self.const(f"{name}.weight", (out_channels, c // groups, k[0], k[1]))]
+        if bias:
+            ins.append(self.const(f"{name}.bias", (out_channels,)))
         return self._add("Conv", ins, {"kernel_shape": k, "strides": s, "pads": p, "dilations": d,
                                        "group": groups}, name)
 
@@ -420,8 +425,9 @@ class GraphBuilder:
     def bn(self, x: str, name: str | None = None) -> str:
         c = self.shape(x)[1]
         name = name or "bn"
-        params = [self.const(f"{name}.{p}", (c,)) for p in ("scale", "bias", "mean", "var")]
-        return self._add("BatchNormalization", [x] + params, {"epsilon": 1e-5}, name)
+        ins = [x, self.const(f"{name}.scale", (c,)), self.const(f"{name}.bias", (c,)),
+               self.const(f"{name}.mean", (c,)), self.const(f"{name}.var", (c,))]
+        return self._add("BatchNormalization", ins, {"epsilon": 1e-5}, name)
 
     def relu(self, x: str, name: str | None = None) -> str:
         return self._add("Relu", [x], {}, name)

@@ -60,9 +60,11 @@ def _pair(v, default: int) -> tuple[int, int]:
 
 def conv_params(attrs: dict) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int], tuple[int, int]]:
     """(kernel, stride, pads t/l/b/r, dilation) from Conv/Pool attributes."""
-    k = _pair(attrs.get("kernel_shape"), 1)
-    s = _pair(attrs.get("strides"), 1)
-    d = _pair(attrs.get("dilations"), 1)
+    k, s, d = attrs.get("kernel_shape"), attrs.get("strides"), attrs.get("dilations")
+    # two-element lists, what importers and the builder write, without a _pair call (twice per conv per estimate)
+    k = (int(k[0]), int(k[1])) if type(k) is list and len(k) == 2 else _pair(k, 1)
+    s = (int(s[0]), int(s[1])) if type(s) is list and len(s) == 2 else _pair(s, 1)
+    d = (int(d[0]), int(d[1])) if type(d) is list and len(d) == 2 else _pair(d, 1)
     p = attrs.get("pads") or (0, 0, 0, 0)
     if len(p) == 2:
         p = (p[0], p[1], p[0], p[1])
@@ -338,13 +340,15 @@ SHAPE_FNS: dict[str, Callable] = {
 }
 
 
-def infer(layer, shapes: Sequence[Shape]) -> list[Shape]:
+def infer(layer, shapes: Sequence[Shape], as_tuples: bool = True) -> list[Shape]:
+    """The output shapes of `layer` from its input shapes. `as_tuples=False`: the caller's `shapes` is a list of
+    tuples already (GraphBuilder's), used as it is; the shape functions never change it."""
     fn = SHAPE_FNS.get(layer.op)
     if fn is None:
         raise KeyError(layer.op)
     if layer.op in ELEMENTWISE and len(shapes) < 1:
         raise ModelError(f"layer {layer.name!r}: {layer.op} needs inputs")
-    return fn(layer, [tuple(s) for s in shapes])
+    return fn(layer, [tuple(s) for s in shapes] if as_tuples else shapes)
 
 
 def macs(op: str, attrs: dict, in_shapes: Sequence[Shape], out_shapes: Sequence[Shape]) -> int:

@@ -12,6 +12,7 @@ from .build_options import BuildOptions
 from .hardware import Platform
 from .ir import Graph, Layer, Tensor
 from .ops import MAC_OPS
+from .records import fast_init
 
 
 
@@ -24,6 +25,7 @@ class FallbackKind(str, Enum):
     LOADABLE_LIMIT = "loadable_limit"          # past the loadables one DLA core holds (passes/partition.py)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Fallback:
     """A layer of a DLA build that runs on the GPU: its name and op, the kind of reason and the reason."""
@@ -36,6 +38,7 @@ class Fallback:
         return {"name": self.name, "op": self.op, "reason": self.reason, "kind": self.kind.value}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Copy:
     """What a reformat or transition step copies (passes/reformat.py): the formats, each (precision, layout),
@@ -53,6 +56,7 @@ class Copy:
         return "dla" in (self.from_device, self.to_device)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class KernelPair:
     """One half of two GPU layers that TensorRT runs as one kernel (passes/fuse.py pair_kernels): the fused
@@ -106,6 +110,7 @@ class Step:
         return self.members[0] if self.members else None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What a pass decided about a layer or step, and why (frozen: estimates share their plan's)."""

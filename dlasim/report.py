@@ -16,8 +16,10 @@ from dataclasses import dataclass, field, fields
 from .cost import CostParts
 from .cost.peaks import DevicePeak
 from .plan import Decision, Fallback
+from .records import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CopyRow:
     """A copy the build inserted at an engine or subgraph boundary (passes/reformat.py): the tensor it copies
@@ -27,6 +29,7 @@ class CopyRow:
     dst: tuple[str, str]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ConvChannels:
     """The channels of a step's convolution-like anchor layer (its own: not the sum of a horizontal fusion):

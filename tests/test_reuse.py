@@ -308,3 +308,41 @@ def dla_support_cache_clear():
     clear_caches()
     from dlasim.passes import dla_support
     assert not dla_support._CONV
+
+
+def _islands():
+    """A DLA build with a GPU island (Mish): transitions both ways around it."""
+    b = GraphBuilder("islands")
+    x = b.input("x", (1, 16, 8, 8))
+    return b.build([b.conv(b.mish(b.conv(x, 16, kernel=3)), 16, kernel=3)])
+
+
+def test_copy_costs_reused_only_for_the_same_platform():
+    hw = dlasim.hardware("orin-agx")
+    slow = hw.model_copy(update={"copies": hw.copies.model_copy(
+        update={"transition_overhead_s": hw.copies.transition_overhead_s + 1e-3})})
+    g = _islands()
+    clear_caches()
+    base = dlasim.estimate(g, hw, device="dla", precision="int8")
+    other = dlasim.estimate(g, slow, device="dla", precision="int8")       # the cache holds hw's copies now
+    fresh_other = dlasim.estimate(_islands(), slow, device="dla", precision="int8")
+    rows = [(a, b) for a, b in zip(base.steps, other.steps) if a.kind == "transition"]
+    assert len(rows) >= 2
+    for a, b in rows:      # the hand-over sync is each transition's overhead: exactly 1 ms more on `slow`
+        assert b.overhead_ms == pytest.approx(a.overhead_ms + 1.0)
+    assert other.to_dict(parts=True) == fresh_other.to_dict(parts=True)
+    assert dlasim.estimate(g, hw, device="dla", precision="int8").to_dict(parts=True) == base.to_dict(parts=True)
+
+
+def test_copy_cost_cache_is_bounded(monkeypatch):
+    from dlasim.cost import copies
+    monkeypatch.setattr(copies, "COPY_CACHE_SIZE", 2)
+    clear_caches()
+    hw = dlasim.hardware("orin-agx")
+    for c in (8, 16, 24, 32):
+        b = GraphBuilder("copies")
+        x = b.input("x", (1, c, 8, 8))
+        dlasim.estimate(b.build([b.mish(b.conv(x, c, kernel=3))]), hw, device="dla", precision="int8")
+    assert 0 < len(copies._COPY) <= 2
+    clear_caches()
+    assert not copies._COPY

@@ -32,6 +32,7 @@ def cost_layer(step: Step, plan: Plan, cs: ConvShape | None) -> StepCost:
 
 
 def clear_caches() -> None:
-    """Forget the per-layer results the cost model reuses (cost/dla.py, cost/gpu.py)."""
+    """Forget the per-layer results the cost model reuses (cost/dla.py, cost/gpu.py, cost/copies.py)."""
     dla.clear_caches()
     gpu.clear_caches()
+    copies.clear_caches()

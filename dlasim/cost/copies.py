@@ -14,14 +14,36 @@ from __future__ import annotations
 
 from ..hardware import Platform
 from ..plan import Step
-from .parts import StepCost, finish
+from .parts import StepCost, entry, finish
 from .gpu import sm_stream_scale
 
 
+# copy_cost results by everything they depend on: the platform (matched by identity, kept by the entry: frozen),
+# the bytes read and written and whether the copy touches DLA memory; the same boundary copies recur across a
+# network's islands and a search's candidates. Bounded: emptied when full (cost.clear_caches empties it too).
+_COPY: dict = {}
+COPY_CACHE_SIZE = 4096
+
+
+def clear_caches() -> None:
+    _COPY.clear()
+
+
 def copy_cost(step: Step, plat: Platform) -> StepCost:
-    cp = plat.copies
     rd, wr = step.copy.bytes_read, step.copy.bytes_written
     touches_dla = step.kind == "transition" or step.copy.touches_dla
+    key = (id(plat), rd, wr, touches_dla)
+    hit = _COPY.get(key)
+    if hit is None or hit[0] is not plat:
+        if len(_COPY) >= COPY_CACHE_SIZE:
+            _COPY.clear()
+        hit = _COPY[key] = entry(plat, _copy_cost_of(plat, rd, wr, touches_dla))
+    # a record of the caller's own (StepCost is mutable), the parts shared (CostParts is frozen)
+    return StepCost(*hit[1:])
+
+
+def _copy_cost_of(plat: Platform, rd: int, wr: int, touches_dla: bool) -> StepCost:
+    cp = plat.copies
     bw = plat.memory.dram_bandwidth_bytes_per_s * sm_stream_scale(plat)
     if touches_dla:
         memory = max(rd, wr) / (bw * (cp.dla_copy_efficiency or cp.reformat_efficiency))

@@ -39,7 +39,7 @@ from ..hardware import Dla, Platform
 from ..ir import Graph
 from ..ops import LUT_OPS, SHUFFLES
 from ..plan import Step
-from .parts import StepCost, elems, finish
+from .parts import StepCost, elems, entry, finish
 from .geometry import ConvShape, shape_key, sparse_weight_bytes
 
 
@@ -244,10 +244,10 @@ def _conv_cost(step: Step, plat: Platform, cs: ConvShape, sparse: bool) -> StepC
     if hit is None or hit[0] is not plat:
         if len(_CONV) >= CONV_CACHE_SIZE:
             _CONV.clear()
-        hit = _CONV[key] = (plat, _conv_cost_of(plat, cs, p, out_bytes, residual, image, uses_lut, pool, sparse))
-    c = hit[1]
-    # the cached record's parts, shared (CostParts is frozen); layer_cost replaces them with the sparsity outcome
-    return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts)
+        hit = _CONV[key] = entry(plat, _conv_cost_of(plat, cs, p, out_bytes, residual, image, uses_lut, pool, sparse))
+    # a new record with the cached parts, shared (CostParts is frozen); layer_cost replaces them with the
+    # sparsity outcome
+    return StepCost(*hit[1:])
 
 
 def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residual: int, image: bool,

@@ -54,7 +54,7 @@ from ..hardware import Gpu, Platform
 from ..ir import Graph
 from ..ops import MATMULS, REDUCTIONS
 from ..plan import Step
-from .parts import StepCost, Tiling, elems, finish
+from .parts import StepCost, Tiling, elems, entry, finish
 from .geometry import ConvShape, shape_key, sparse_weight_bytes
 from .peaks import gpu_peak_macs_per_s
 
@@ -255,12 +255,11 @@ def conv_cost(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, spa
            step.output_on_chip is not None, pair.partner if pair is not None else None, step.simt, sparsity)
     hit = _CONV.get(key)
     sparse_rules = rules.RULES.sparsity       # what sparse_eligible reads besides the step (immutable)
-    if hit is None or hit[0] is not plat or hit[1] is not sparse_rules:
+    if hit is None or hit[1] is not plat or hit[0] is not sparse_rules:
         if len(_CONV) >= CONV_CACHE_SIZE:
             _CONV.clear()
-        hit = _CONV[key] = (plat, sparse_rules, _conv_cost_of(step, g, gpu, plat, cs, sparsity))
-    c = hit[2]
-    return StepCost(c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts)
+        hit = _CONV[key] = (sparse_rules,) + entry(plat, _conv_cost_of(step, g, gpu, plat, cs, sparsity))
+    return StepCost(*hit[2:])
 
 
 def _conv_cost_of(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape, sparsity: str) -> StepCost:

@@ -91,6 +91,13 @@ class StepCost:
     parts: CostParts = field(default_factory=CostParts)
 
 
+def entry(owner, c: StepCost) -> tuple:
+    """A cost cache's entry: (owner, then c's fields in StepCost's order), so that StepCost(*entry[1:]) is a
+    new record equal to `c`. One tuple, not a tuple holding a StepCost: the caches keep thousands of entries,
+    and each object they hold is one more for every full garbage collection of the process to visit."""
+    return (owner, c.compute_s, c.memory_s, c.overhead_s, c.total_s, c.bound, c.macs, c.bytes, c.parts)
+
+
 def finish(compute_s: float, memory_s: float, overhead_s: float, macs: int = 0, nbytes: int = 0,
            floor_s: float = 0.0, **parts) -> StepCost:
     """Combine parts: max(compute, memory, floor) + overhead, and name the bound. `parts`: CostParts fields."""

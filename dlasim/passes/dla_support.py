@@ -23,12 +23,21 @@ def cbuf_banks_needed(c_in: int, kh: int, kw: int, w_in: int, dil_h: int, bpe: i
     return wt_banks, data_banks
 
 
+def oversized_tensors(g: Graph, dim_max: int) -> frozenset[str]:
+    """The activations with a dimension past the batch larger than `dim_max` (check_layer's tensor rule), found
+    once per graph: usually none, and then check_layer need not look at any layer's shapes."""
+    return frozenset(name for name, t in g.tensors.items()
+                     if not t.const and t.shape is not None and len(t.shape) > 1 and max(t.shape[1:]) > dim_max)
+
+
 def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
-                conv: tuple | None = None, supported: frozenset | None = None) -> tuple[FallbackKind | None, str]:
+                conv: tuple | None = None, supported: frozenset | None = None,
+                oversized: frozenset | None = None) -> tuple[FallbackKind | None, str]:
     """(None, "") if TensorRT would place `layer` on the DLA, else (the kind of reason, the reason).
 
-    `conv` (the layer's ops.conv_params, when the caller parsed them already) and `supported` (the rules'
-    ops as a set, built once per build by the caller) only save work; they never change the answer.
+    `conv` (the layer's ops.conv_params, when the caller parsed them already), `supported` (the rules'
+    ops as a set, built once per build by the caller) and `oversized` (oversized_tensors of the graph at the
+    rules' tensor_dim_max) only save work; they never change the answer.
     """
     rules: DlaSupport = dla.support
     op = layer.op
@@ -38,18 +47,19 @@ def check_layer(g: Graph, layer: Layer, dla: Dla, precision: str, batch: int,
     if op not in listed and rule_op(op) not in listed:
         return FallbackKind.UNSUPPORTED_OP, f"{op} is not supported on DLA {dla.version}"
     tensors = g.tensors
-    dim_max = rules.tensor_dim_max
-    shapes = []                                              # outputs, then g.data_inputs(layer)
-    for t in layer.outputs:
-        shapes.append(tensors[t].shape)
-    out0 = shapes[0] if shapes else None
-    for t in layer.inputs:
-        if t and not (x := tensors[t]).const:
-            shapes.append(x.shape)
-    for s in shapes:
-        # dimensions past the batch; max(s) first because it is cheaper and rarely over the limit
-        if len(s) > 1 and max(s) > dim_max and max(s[1:]) > dim_max:
-            return FallbackKind.UNSUPPORTED_PARAMS, f"tensor dimension {max(s[1:])} > {dim_max}"
+    out0 = tensors[layer.outputs[0]].shape if layer.outputs else None
+    if oversized is None or oversized:       # some tensor is too large (or not known): this layer's own shapes
+        dim_max = rules.tensor_dim_max
+        shapes = []                                          # outputs, then g.data_inputs(layer)
+        for t in layer.outputs:
+            shapes.append(tensors[t].shape)
+        for t in layer.inputs:
+            if t and not (x := tensors[t]).const:
+                shapes.append(x.shape)
+        for s in shapes:
+            # dimensions past the batch; max(s) first because it is cheaper and rarely over the limit
+            if len(s) > 1 and max(s) > dim_max and max(s[1:]) > dim_max:
+                return FallbackKind.UNSUPPORTED_PARAMS, f"tensor dimension {max(s[1:])} > {dim_max}"
     if out0 and out0[0] != batch:
         return (FallbackKind.UNSUPPORTED_PARAMS,
                 f"batch size {out0[0]} differs from the network's {batch} (one batch size per loadable)")

@@ -287,8 +287,12 @@ def _mark_shared_concat_inputs(steps: list[Step], dead: set[int], by_input: dict
 
 
 def toposort(steps: list[Step]) -> list[Step]:
-    """Stable topological order of steps: a fused step moves after the producers of all its inputs."""
+    """Stable topological order of steps: a fused step moves after the producers of all its inputs. Steps in
+    order already (the common case: no fused residual reads a later step's output) come back as they are,
+    which is what the search below returns for them."""
     producer = {t.name: i for i, s in enumerate(steps) for t in s.outputs}   # tensor -> index of its step
+    if all(producer.get(t.name, -1) < i for i, s in enumerate(steps) for t in s.inputs):
+        return steps
     done = [False] * len(steps)
     out: list[Step] = []
 

@@ -12,7 +12,7 @@ from ..errors import BuildError
 from ..ops import QDQ, rule_op  # Q/DQ layers: their precision is the Q/DQ pass's (passes/qdq.py)
 from ..plan import Decision, Fallback, FallbackKind
 from ..precision import run_precision
-from .dla_support import check_layer
+from .dla_support import check_layer, oversized_tensors
 
 
 def check_dla_support(plan) -> None:
@@ -25,9 +25,10 @@ def check_dla_support(plan) -> None:
     prec = run_precision("dla", plan.precision, dla.precisions)
     g, batch = plan.graph, plan.batch
     supported = frozenset(dla.support.ops)      # built once per build: a set lookup per layer, not a list scan
+    oversized = oversized_tensors(g, dla.support.tensor_dim_max)
     for step in plan.steps:
         layer = step.members[0]
-        kind, reason = check_layer(g, layer, dla, prec, batch, step.conv, supported)
+        kind, reason = check_layer(g, layer, dla, prec, batch, step.conv, supported, oversized)
         step.dla_unsupported = kind
         if kind is not None:
             step.reason = reason
