@@ -64,20 +64,26 @@ def gpu_load_pct(row: dict) -> float:
     return float(m.group(1))
 
 
+def _times(engine) -> tuple[float, float, float]:
+    """(period, GPU work, DLA time) of one DLA engine running alone: all its steps, its GPU steps without their
+    launch overhead, its DLA steps."""
+    period = sum(s.time_s for s in engine)
+    gpu = sum(s.time_s - s.overhead_s for s in engine if s.unit == "gpu")
+    dla = sum(s.time_s for s in engine if s.unit.startswith("dla"))
+    return period, gpu, dla
+
+
 def busy_alone(engine, share: float) -> tuple[float, float]:
     """(GPU busy share, of which held) of one DLA engine running alone: its GPU steps' time plus `share` of
     its DLA steps' time (the time slices its context holds while it waits), over its period."""
-    period = sum(s.time_s for s in engine)
-    gpu = sum(s.time_s - s.overhead_s for s in engine if s.unit == "gpu")
-    held = share * sum(s.time_s for s in engine if s.unit.startswith("dla"))
+    period, gpu, dla = _times(engine)
+    held = share * dla
     return (gpu + held) / period, held / period
 
 
 def share_from_load(engine, load: float) -> float:
     """The held share at which busy_alone(engine, share) is `load` (the inverse of busy_alone)."""
-    period = sum(s.time_s for s in engine)
-    gpu = sum(s.time_s - s.overhead_s for s in engine if s.unit == "gpu")
-    dla = sum(s.time_s for s in engine if s.unit.startswith("dla"))
+    period, gpu, dla = _times(engine)
     return max(load * period - gpu, 0.0) / dla
 
 
