@@ -15,6 +15,12 @@ from .ops import MAC_OPS
 from .records import fast_init
 
 
+def joins_bindings(g: Graph, source: str, outputs) -> bool:
+    """Whether a layer reading network input `source` writes a network output (`outputs`: tensor names): the
+    application binds the two as separate buffers, so even a no-op or a view between them is a copy kernel in
+    the engine (passes/fold.py keeps it, cost/gpu.py prices it as one)."""
+    return source in g.inputs and any(t in g.outputs for t in outputs)
+
 
 class FallbackKind(str, Enum):
     """Why a layer of a DLA build runs on the GPU, decided where the pass decides it (the reason text beside

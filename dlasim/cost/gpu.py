@@ -53,7 +53,7 @@ from .. import rules
 from ..hardware import Gpu, Platform
 from ..ir import Graph
 from ..ops import MATMULS, REDUCTIONS
-from ..plan import Step
+from ..plan import Step, joins_bindings
 from .parts import StepCost, Tiling, elems, entry, finish
 from .geometry import ConvShape, shape_key, sparse_weight_bytes
 from .peaks import gpu_peak_macs_per_s
@@ -350,13 +350,6 @@ def _conv_cost_of(step: Step, g: Graph, gpu: Gpu, plat: Platform, cs: ConvShape,
                   sparse_s=sparse_t, sparse_tiling=stiling, float_io_s=float_io, **paired)
 
 
-def _binding_to_binding(step: Step, g: Graph) -> bool:
-    """A view (Reshape, a layout-free Transpose) from a network input straight to a network output: the two
-    are separate buffers the application binds, so the view cannot alias them and runs as a copy kernel
-    (read + write), priced below as a memory-bound kernel."""
-    return bool(step.inputs) and step.inputs[0].name in g.inputs and any(t.name in g.outputs for t in step.outputs)
-
-
 def layer_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape | None, sparsity: str = "disable") -> StepCost:
     """`cs`: the step's convolution shape (geometry.step_conv_shape), None for a step that is not a conv."""
     gpu = plat.gpu
@@ -378,8 +371,8 @@ def layer_cost(step: Step, g: Graph, plat: Platform, cs: ConvShape | None, spars
         return finish(0.0, stream, launches, 0, sum(sizes), floored, concat_copy=True, copy_kernels=len(sizes))
     if (op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") or (op == "Transpose" and transpose_is_view(
             step.inputs[0].shape if step.inputs else (), anchor.attributes.get("perm") if anchor is not None else None))) \
-            and not _binding_to_binding(step, g):
-        return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)
+            and not (step.inputs and joins_bindings(g, step.inputs[0].name, [t.name for t in step.outputs])):
+        return finish(0.0, 0.0, 0.0, 0, 0, in_place=True)     # a view; between two bindings, a copy kernel below
     cls = kernel_class(op, None, p, gpu)
     nbytes = elems(step.inputs) * b + elems(step.outputs) * BYTES[step.out_precision or p]
     flags = {}

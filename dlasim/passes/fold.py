@@ -10,7 +10,7 @@ as a step: on both engines it is done by writing producers into one buffer, and 
 from __future__ import annotations
 
 from ..ops import CONVS, FOLDABLE, RESHAPES, conv_params
-from ..plan import Decision, Step
+from ..plan import Decision, Step, joins_bindings
 
 NO_OPS = FOLDABLE | RESHAPES | {"Pad"}                               # the ops the pass may remove
 
@@ -53,9 +53,8 @@ def _folded(layer, op: str, data: list, plan, consts: set[str]) -> bool:
     tensors = plan.graph.tensors
     same = len(layer.outputs) == 1 and len(data) == 1 and data[0].shape == tensors[layer.outputs[0]].shape
     zero_pad = op == "Pad" and same and not any(layer.attributes.get("pads") or ())
-    g = plan.graph
-    if len(data) == 1 and plan.resolve(data[0].name) in g.inputs and any(t in g.outputs for t in layer.outputs):
-        return False    # input binding -> output binding: two buffers, so TensorRT keeps a copy (cost/gpu.py)
+    if len(data) == 1 and joins_bindings(plan.graph, plan.resolve(data[0].name), layer.outputs):
+        return False    # input binding -> output binding: two buffers, so TensorRT keeps a copy
     if len(data) == 1 and (op in FOLDABLE or (op in RESHAPES and same) or zero_pad):
         for t in layer.outputs:
             plan.alias[t] = plan.resolve(data[0].name)
