@@ -10,6 +10,10 @@ measured (a number, or read from the data file the source names):
     profile_total(PATH)               the sum of a trtexec --exportProfile file's rows (averageMs), one frame
     fps_gap_ms(PATH:COLUMN:KEY=A|B)    1000/value(A) - 1000/value(B) of two FPS rows (ms): work both runs
                                       share, such as an app's host pre/post-processing, cancels
+    t2t_sync_gap_ms(PATH:KEY=A|B|...)  median over the named rows of a torch2trt benchmark table of its Latency
+                                      (the value column, ms, one synchronisation per call) minus 1000 / its
+                                      Throughput (the quote's 'Throughput (TensorRT) X', back-to-back calls):
+                                      the per-call host and synchronisation time the engine does not see
     dla_gap_ms(PROFILE_A|PROFILE_B)   the DLA-carrying row of trtexec profile A minus that of B (ms): the DLA
                                       time of the layers A's DLA part runs and B's does not; (PROFILE_A) alone:
                                       that row
@@ -67,7 +71,7 @@ def measured_value(expr: str, root: Path | None = None) -> float:
     except (ValueError, IndexError, TypeError, statistics.StatisticsError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise DlasimError(f"measured {expr!r}: expected a number or one of median, csvsum, json, fps_gap_ms, "
-                          f"dla_gap_ms, profile_total, trex_gpu_median with its arguments ({msg})") from None
+                          f"t2t_sync_gap_ms, dla_gap_ms, profile_total, trex_gpu_median with its arguments ({msg})") from None
 
 
 def _value(expr: str, root: Path) -> float:
@@ -102,6 +106,11 @@ def _value(expr: str, root: Path) -> float:
             if v not in rows:
                 raise DlasimError(f"fps_gap_ms: no row with {key}={v!r} in {path}")
         return 1e3 / float(rows[a][col]) - 1e3 / float(rows[b][col])
+    if fn == "t2t_sync_gap_ms":
+        path, _, sel = arg.partition(":")
+        key, _, values = sel.partition("=")
+        rows = {r[key]: r for r in _csv_rows(data_path(path, root))}
+        return statistics.median(_t2t_sync_gap(rows, v, path) for v in values.split("|"))
     if fn == "dla_gap_ms":
         a, sep, b = arg.partition("|")
         return _dla_row_ms(data_path(a, root)) - (_dla_row_ms(data_path(b, root)) if sep else 0.0)
@@ -111,6 +120,21 @@ def _value(expr: str, root: Path) -> float:
         return float(parse_profile(path).total_ms if fn == "profile_total"
                      else parse_metadata(path)["gpu_compute_ms"]["median"])
     raise DlasimError(f"measured: unknown function {fn!r}")
+
+
+_T2T_THROUGHPUT = re.compile(r"Throughput \(TensorRT\) ([0-9.]+(?:e[+-]?[0-9]+)?)")
+
+
+def _t2t_sync_gap(rows: dict, case_id: str, path: str) -> float:
+    """A torch2trt row's Latency (ms) minus 1000 / its Throughput (NVIDIA-AI-IOT/torch2trt benchmark: latency
+    synchronises after every call, throughput once after the loop, so their difference is what one call spends
+    outside the GPU's work when the GPU is the bottleneck)."""
+    if case_id not in rows:
+        raise DlasimError(f"t2t_sync_gap_ms: no row {case_id!r} in {path}")
+    m = _T2T_THROUGHPUT.search(rows[case_id].get("quote") or "")
+    if not m:
+        raise DlasimError(f"t2t_sync_gap_ms: row {case_id!r} quotes no 'Throughput (TensorRT)'")
+    return float(rows[case_id]["value"]) - 1e3 / float(m.group(1))
 
 
 def _dla_row_ms(path: Path) -> float:

@@ -29,6 +29,10 @@ metric:
         group=LO-HI                   the step's anchor layer (its conv/gemm, else its first layer) has a
                                       TensorRT layer index in LO..HI (model layer order, Dropout not counted,
                                       as TensorRT's Caffe parser drops it; HaX-CoNN's group numbering)
+    METRIC + harness(MEASURE)         METRIC plus a host-side term of the measuring harness that the engine
+                                      does not see, read from data by a measured-side expression (ms), e.g.
+                                      t2t_sync_gap_ms of other networks' rows of the same table; the result
+                                      row keeps it as harness_ms
 measured: a number, or a function of the data file the source names (dlasim/measures.py lists them).
 """
 from __future__ import annotations
@@ -177,6 +181,15 @@ def select_steps(estimate, graph, filters: str) -> list:
     return steps
 
 
+_HARNESS = re.compile(r"(.*?)\s*\+\s*harness\((.*)\)\s*", re.S)
+
+
+def split_harness(metric: str) -> tuple[str, str | None]:
+    """`total_ms + harness(EXPR)` -> ("total_ms", "EXPR"); a metric without a harness term -> (metric, None)."""
+    m = _HARNESS.fullmatch(metric)
+    return (m.group(1), m.group(2)) if m else (metric, None)
+
+
 def predicted_value(estimate, graph, metric: str) -> tuple[float, list[str]]:
     kind, _, filters = metric.partition(":")
     kind = kind.strip()
@@ -254,7 +267,7 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
             row["sum_alone_ms"], row["sum_alone_error_pct"] = base, error_pct(base, row["measured"])
         else:
             est = runner.estimate(case)
-            metric = case.get("metric") or "total_ms"
+            metric, harness = split_harness(case.get("metric") or "total_ms")
             if metric.startswith("minus_case:"):
                 other = runner.cases.get(metric.split(":", 1)[1].strip())
                 if other is None:
@@ -262,6 +275,9 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
                 pred, warn = est.total_ms - runner.estimate(other).total_ms, []
             else:
                 pred, warn = predicted_value(est, runner.graph(case["model"]), metric)
+            if harness is not None:
+                row["harness_ms"] = measured_value(harness, runner.root)
+                pred += row["harness_ms"]
             row["predicted"] = pred
             row["warnings"] = list(est.warnings) + warn
         if not row["measured"] > 0:

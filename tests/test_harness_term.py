@@ -1,0 +1,68 @@
+"""The harness term of a validation case (`METRIC + harness(EXPR)`): torch2trt's per-call host and sync time."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from dlasim import validate
+from dlasim.errors import DlasimError
+from dlasim.measures import measured_value
+
+P2 = "validation/data/public2/measurements.csv"
+
+
+def test_sync_gap_of_one_row_is_latency_minus_the_throughput_period():
+    # T2T-01 alexnet: Latency 2.02 ms, Throughput 565 -> 2.02 - 1000/565 = 0.25009 ms
+    assert measured_value(f"t2t_sync_gap_ms({P2}:case_id=T2T-01)") == pytest.approx(2.02 - 1000 / 565)
+    assert measured_value(f"t2t_sync_gap_ms({P2}:case_id=T2T-01)") == pytest.approx(0.25009, abs=1e-5)
+
+
+def test_sync_gap_of_several_rows_is_their_median():
+    # T2T-01 0.25009, T2T-02 squeezenet 1.02 - 1000/1290 = 0.24481, T2T-08 densenet 13 - 1000/76.6 = -0.05483
+    three = measured_value(f"t2t_sync_gap_ms({P2}:case_id=T2T-01|T2T-02|T2T-08)")
+    assert three == pytest.approx(1.02 - 1000 / 1290)
+    two = measured_value(f"t2t_sync_gap_ms({P2}:case_id=T2T-01|T2T-02)")
+    assert two == pytest.approx((0.25009 + 0.24481) / 2, abs=1e-5)
+
+
+def test_sync_gap_rejects_a_missing_row_and_a_row_without_throughput(tmp_path):
+    with pytest.raises(DlasimError, match="no row 'T2T-99'"):
+        measured_value(f"t2t_sync_gap_ms({P2}:case_id=T2T-01|T2T-99)")
+    (tmp_path / "m.csv").write_text("case_id,value,quote\nX,2.0,| Latency (TensorRT) 2.0 |\n")
+    with pytest.raises(DlasimError, match="quotes no 'Throughput"):
+        measured_value("t2t_sync_gap_ms(m.csv:case_id=X)", tmp_path)
+
+
+def test_split_harness():
+    assert validate.split_harness("total_ms") == ("total_ms", None)
+    assert validate.split_harness("total_ms + harness(0.25)") == ("total_ms", "0.25")
+    assert validate.split_harness("steps_ms:kind=layer+harness(f(a:b=c|d))") == ("steps_ms:kind=layer",
+                                                                                 "f(a:b=c|d)")
+
+
+def test_harness_term_is_added_to_the_prediction(tmp_path):
+    base = {"name": "c", "suite": "s", "family": "f", "platform": "xavier-agx", "model": "zoo:resnet18",
+            "device": "gpu", "precision": "fp16", "batch": "1", "measured": "2.0", "unit": "ms"}
+    plain = validate.run_case({**base, "metric": "total_ms"})
+    plus = validate.run_case({**base, "metric": "total_ms+harness(0.5)"})
+    assert plain["error"] is None and plus["error"] is None
+    assert plus["harness_ms"] == 0.5 and "harness_ms" not in plain
+    assert plus["predicted"] == pytest.approx(plain["predicted"] + 0.5)
+
+
+def test_no_torch2trt_case_reads_a_row_of_its_own_family():
+    """Held-out protocol: a case's harness term comes from other network families' rows only."""
+    cases = [c for c in validate.load_cases() if c["suite"] == "torch2trt"]
+    assert len(cases) == 12
+    family_of = {c["measured"].rsplit("case_id=", 1)[1].rstrip(")"): c["family"] for c in cases}
+    with open(validate.ROOT / P2, newline="") as f:
+        t2t = [r["case_id"] for r in csv.DictReader(f) if r["case_id"].startswith("T2T-")]
+    assert sorted(family_of) == sorted(t2t)
+    for c in cases:
+        metric, harness = validate.split_harness(c["metric"])
+        assert metric == "total_ms" and harness.startswith("t2t_sync_gap_ms(")
+        read = harness.rsplit("case_id=", 1)[1].rstrip(")").split("|")
+        assert read and all(family_of[r] != c["family"] for r in read), c["name"]
+        # every other family's rows are read: the term is not a hand-picked subset
+        assert sorted(read) == sorted(r for r in t2t if family_of[r] != c["family"]), c["name"]
