@@ -143,7 +143,8 @@ class Dla(_Block):
     stripe_atomic_ops: int = Field(ge=1)        # output pixels per stripe (weights stationary)
     weight_reload_cycles: int = Field(ge=0)     # cycles to load the next stripe's weights
     image_mode_utilization: float = Field(gt=0, le=1)
-    dram_efficiency: float = Field(gt=0, le=1)  # share of DRAM bandwidth the DLA's DMA reaches
+    # bytes per DLA clock the DLA's DMA sustains (None: no DLA-side limit); dlasim/cost/dla.py dram_bandwidth
+    dram_bytes_per_cycle: Optional[float] = Field(default=None, gt=0)
     mac_efficiency: float = Field(default=1.0, gt=0, le=1)  # sustained share of MAC cycles (pipeline bubbles)
     mac_efficiency_fp16: Optional[float] = Field(default=None, gt=0, le=1)  # FP16 if it differs from INT8
     layer_overhead_s: float = Field(ge=0)       # per fused hardware layer (programming, pipeline fill)

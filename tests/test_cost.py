@@ -115,7 +115,7 @@ def test_dla_weight_stall_is_added_to_compute_and_named_cbuf_refetch():
     g = dlasim.load(str(Path(__file__).resolve().parents[1] / "validation" / "data" / "seeds" / "kernel_3x3.prototxt"))
     e = dlasim.estimate(g, XAVIER, device="dla", precision="fp16", batch=32)
     conv = [s for s in e.steps if s.kind == "layer"][0]
-    stall_ms = 32 * 256 * 528 * 9 * 2 / (XAVIER.memory.dram_bandwidth_bytes_per_s * DLA.dram_efficiency) * 1e3
+    stall_ms = 32 * 256 * 528 * 9 * 2 / (DLA.dram_bytes_per_cycle * DLA.clock_hz) * 1e3
     assert conv.parts.weight_stall_s * 1e3 == pytest.approx(stall_ms)
     ex = dlasim.explain(g, XAVIER, device="dla", precision="fp16", batch=32)
     causes = {c["code"]: c["ms"] for c in ex.causes}

@@ -47,7 +47,7 @@ def _layers(e):
 def _ms(cycles_elems: float, nbytes: int) -> float:
     """One standalone SDP pass on Xavier: max(elements over the Y-block rate, bytes over DLA bandwidth) + overhead."""
     compute = cycles_elems / DLA.sdp_eltwise_elems_per_cycle / DLA.clock_hz
-    memory = nbytes / (XAVIER.memory.dram_bandwidth_bytes_per_s * DLA.dram_efficiency)
+    memory = nbytes / (DLA.dram_bytes_per_cycle * DLA.clock_hz)
     return (max(compute, memory) + DLA.layer_overhead_s) * 1e3
 
 

@@ -39,13 +39,11 @@ def test_without_resnet_the_a100_goes_back_to_its_priors():
     # the first estimate 0.8 also read the trex A100 ResNet reformats: the H200 figure alone
     assert a.gpu.memory_efficiency == 0.83
     # the Orin iGPUs take the A100-fitted tensor_efficiency (fit_specs.py): without ResNet, their first estimate;
-    # the Orin DLA DRAM share (kept at 0.5 on GoogLeNet/ResNet-50 evidence) goes to the primer balance:
-    # 20 GB/s per 2048 MACs at 1 GHz x 8192 MACs x 1.6 GHz = 128 GB/s = 0.625 of 204.8 GB/s (AGX);
-    # x 0.6144 GHz = 49.2 GB/s = 0.48 of 102.4 GB/s (NX)
-    assert values["orin-agx"] == {"gpu.tensor_efficiency": 0.6, "dla.dram_efficiency": 0.625}
-    assert values["orin-nx-16gb"] == {"gpu.tensor_efficiency": 0.6, "dla.dram_efficiency": 0.48}
-    assert 20e9 * 8192 / 2048 * 1.6 / 204.8e9 == pytest.approx(0.625)
-    assert 20e9 * 8192 / 2048 * 0.6144 / 102.4e9 == pytest.approx(0.48)
+    # the Orin DLA DMA rate (kept at 64 B/cycle on GoogLeNet/ResNet-50 evidence) goes to the primer balance:
+    # 20 GB/s per 2048 MACs at 1 GHz = 20 B per cycle, x 8192 MACs / 2048 = 80 B per DLA cycle (AGX and NX)
+    assert values["orin-agx"] == {"gpu.tensor_efficiency": 0.6, "dla.dram_bytes_per_cycle": 80.0}
+    assert values["orin-nx-16gb"] == {"gpu.tensor_efficiency": 0.6, "dla.dram_bytes_per_cycle": 80.0}
+    assert 20e9 / 1e9 * 8192 / 2048 == 80.0
     assert dlasim.hardware("orin-agx").gpu.tensor_efficiency == dlasim.hardware("a100").gpu.tensor_efficiency
     assert set(values) == {"a100", "orin-agx", "orin-nx-16gb"}
 
@@ -99,8 +97,8 @@ def test_the_seed_copy_priors_count_bytes_as_the_model_does():
     pri = lono.prior_values("xavier-agx")
     assert pri["copies.reformat_efficiency"] == pytest.approx(gpu, abs=0.001) == pytest.approx(0.135, abs=0.001)
     assert pri["copies.dla_copy_efficiency"] == pytest.approx(dla, abs=0.001)
-    # the NVDLA primer: 20 GB/s for 2048 MACs at 1 GHz, at Xavier's 1395.2 MHz DLA clock
-    assert pri["dla.dram_efficiency"] == pytest.approx(20e9 * 1.3952 / peak, abs=0.001)
+    # the NVDLA primer: 20 GB/s for 2048 MACs at 1 GHz = 20 bytes per DLA cycle
+    assert pri["dla.dram_bytes_per_cycle"] == 20e9 / 1e9
 
 
 fs = None
@@ -177,14 +175,14 @@ def test_the_audit_catches_a_value_left_fitted(monkeypatch):
 
 
 def test_without_googlenet_the_seed_000_dla_share_is_refitted_not_left_at_its_prior():
-    """As fit_specs.py, the DLA DRAM share is fitted on seed 000 together with the DLA parameters (alone it is
-    not constrained and would stay at the 0.204 prior); seed 000 is all that fit reads, so it lands on the
+    """As fit_specs.py, the DLA DMA rate (bytes per cycle) is fitted on seed 000 together with the DLA parameters (alone it is
+    not constrained and would stay at the 20 B/cycle prior); seed 000 is all that fit reads, so it lands on the
     spec's value."""
     values, notes = _refit("googlenet")
-    v = values["xavier-agx"]["dla.dram_efficiency"]
-    assert v != lono.prior_values("xavier-agx")["dla.dram_efficiency"]
-    assert v == pytest.approx(dlasim.hardware("xavier-agx").dla.dram_efficiency, abs=0.002)
-    assert not any("dram_efficiency" in n for n in notes)
+    v = values["xavier-agx"]["dla.dram_bytes_per_cycle"]
+    assert v != lono.prior_values("xavier-agx")["dla.dram_bytes_per_cycle"]
+    assert v == pytest.approx(dlasim.hardware("xavier-agx").dla.dram_bytes_per_cycle, rel=0.01)
+    assert not any("dram_bytes_per_cycle" in n for n in notes)
     # without seed 000 it has no data: at its prior, and the note says so
     values, notes = _refit("single_conv")
-    assert values["xavier-agx"]["dla.dram_efficiency"] == 0.204 and "dla.dram_efficiency" in notes[1]
+    assert values["xavier-agx"]["dla.dram_bytes_per_cycle"] == 20.0 and "dla.dram_bytes_per_cycle" in notes[1]

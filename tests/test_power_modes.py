@@ -19,8 +19,10 @@ def test_bandwidth_scales_with_the_emc_clock():
     assert bw == pytest.approx({"maxn": 204.8e9, "50w": 204.8e9, "30w": 204.8e9, "15w": 136.512e9})
 
 
-def test_memory_bound_dla_layer_slows_by_the_emc_ratio():
-    # a 1x1 conv 64 -> 64 on a 64x256x256 INT8 map: 4 MiB in + 4 MiB out, MAC cycles far below DRAM time
+def test_memory_bound_dla_layer_slows_by_the_dla_clock_when_its_dma_binds():
+    # a 1x1 conv 64 -> 64 on a 64x256x256 INT8 map: 4 MiB in + 4 MiB out, MAC cycles far below DRAM time.
+    # The DLA's DMA moves 64 B per DLA cycle (orin-agx.toml): MAXN 64 x 1.6 GHz = 102.4 GB/s (below the
+    # 204.8 GB/s DRAM peak), 15W 64 x 614.4 MHz = 39.3 GB/s (below the EMC-capped 136.5 GB/s)
     b = GraphBuilder("t")
     x = b.input("x", (1, 64, 256, 256))
     g = b.build([b.conv(x, 64, 1, bias=False, name="c")])
@@ -30,9 +32,24 @@ def test_memory_bound_dla_layer_slows_by_the_emc_ratio():
         plat = hardware(f"orin-agx:{mode}")
         rows[mode] = next(s for s in dlasim.estimate(g, plat, **io).steps if s.name == "c")
         nbytes = 2 * 64 * 256 * 256 + 64 * 64
-        assert rows[mode].memory_ms == pytest.approx(
-            nbytes / (plat.memory.dram_bandwidth_bytes_per_s * plat.dla.dram_efficiency) * 1e3)
-    assert rows["15w"].memory_ms / rows["maxn"].memory_ms == pytest.approx(3200 / 2133)
+        bw = {"maxn": 64 * 1.6e9, "15w": 64 * 614.4e6}[mode]
+        assert rows[mode].memory_ms == pytest.approx(nbytes / bw * 1e3)
+    assert rows["15w"].memory_ms / rows["maxn"].memory_ms == pytest.approx(1600 / 614.4)
+
+
+def test_dla_bandwidth_is_its_dma_rate_capped_by_the_emc_bandwidth():
+    from dlasim.cost.dla import dram_bandwidth
+    # Xavier: 21.08 B per DLA cycle (xavier-agx.toml, fitted on seed 000); AGX 1395.2 MHz, NX 1100.8 MHz
+    assert dram_bandwidth(hardware("xavier-agx")) == pytest.approx(21.08 * 1395.2e6)          # 29.4 of 136.5
+    assert dram_bandwidth(hardware("xavier-nx:15w")) == pytest.approx(21.08 * 1100.8e6)       # 23.2 of 51.2
+    assert dram_bandwidth(hardware("xavier-nx:20w")) == dram_bandwidth(hardware("xavier-nx:15w"))
+    # a DRAM below the DMA rate binds: 10 GB/s of DRAM against 29.4 GB/s of DMA
+    xa = hardware("xavier-agx")
+    slow = xa.model_copy(update={"memory": xa.memory.model_copy(update={"dram_bandwidth_bytes_per_s": 10e9})})
+    assert dram_bandwidth(slow) == 10e9
+    # no DLA-side figure (the NVDLA spreadsheet's optimal case): the DRAM peak, 10 GB/s in nvdla-full.toml
+    full = hardware("nvdla-full")
+    assert full.dla.dram_bytes_per_cycle is None and dram_bandwidth(full) == 10e9
 
 
 BOTH = ORIN.replace("emc_clock_hz = 2133e6\n", "emc_clock_hz = 2133e6\ndram_bandwidth_bytes_per_s = 136.5e9\n") \

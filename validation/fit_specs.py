@@ -23,8 +23,8 @@ cannot determine are reported and kept at their prior values):
   breakdown of the 1x1 engine) + the all-DLA GoogLeNet FP16 profile (googlenet_dla_mark_at_-1.profile,
   rows and the 3.656 ms trtexec mean) -> dla.mac_efficiency, dla.mac_efficiency_fp16,
   dla.layer_overhead_s, dla.subgraph_overhead_s, copies.dla_copy_efficiency,
-  copies.transition_overhead_s, copies.reformat_floor_s. dla.dram_efficiency (the DLA's share of DRAM
-  bandwidth) is fitted first on seed 000 alone: its 3x3 FP16 engine re-reads 79 MB of weights that the
+  copies.transition_overhead_s, copies.reformat_floor_s. dla.dram_bytes_per_cycle (the bytes per DLA
+  clock its DMA sustains) is fitted first on seed 000 alone: its 3x3 FP16 engine re-reads 79 MB of weights that the
   MAC array waits for, the only measured engine that bandwidth decides; the joint fit's GoogLeNet rows
   (47% rms) would leave it unconstrained. The two Xavier fits share the copies block and the GPU prob
   layer, so they alternate twice.
@@ -87,7 +87,7 @@ XAVIER_GPU_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_
 A100_PARAMS = ["gpu.tensor_efficiency", "gpu.kernel_floor_s", "gpu.memory_kernel_floor_s", "gpu.memory_efficiency"]
 XAVIER_DLA_PARAMS = ["dla.mac_efficiency", "dla.mac_efficiency_fp16", "dla.layer_overhead_s",
                      "dla.subgraph_overhead_s", "copies.dla_copy_efficiency", "copies.transition_overhead_s"]
-XAVIER_DLA_BANDWIDTH = "dla.dram_efficiency"
+XAVIER_DLA_BANDWIDTH = "dla.dram_bytes_per_cycle"
 
 
 def rel(p: Path) -> str:
@@ -568,7 +568,7 @@ def main(argv=None) -> int:
     retable(res_gpu, gpu_obs, xav0, xav)
     retable(res_dla, dla_obs, xav0, xav)
     print_fit("xavier-agx GPU (per-row GoogLeNet FP16 profile)", res_gpu, a.verbose)
-    print_fit("xavier-agx DLA bandwidth (seed 000 alone; only dla.dram_efficiency is kept)", res_bw, a.verbose)
+    print_fit("xavier-agx DLA bandwidth (seed 000 alone; only dla.dram_bytes_per_cycle is kept)", res_bw, a.verbose)
     print_fit("xavier-agx DLA + copies (seed 000 + GoogLeNet DLA profile)", res_dla, a.verbose, rows=20)
     gpu_data = f"{rel(HAX / 'profiles' / 'googlenet_gpu_mark_at_-1.profile')} (per row, TRT 7.1.3 FP16 bs1)"
     dla_data = (f"{rel(SEEDS / 'xavier_dla_conv_trtexec.csv')} (4 medians, bs32), "
@@ -578,9 +578,9 @@ def main(argv=None) -> int:
     queue("xavier-agx", C.fitted_values(res_dla), sources_for(res_dla, dla_data))
     seed_data = f"{rel(SEEDS / 'xavier_dla_conv_trtexec.csv')} (4 medians, bs32), {rel(SEEDS / 'xavier_dla_conv_breakdown.csv')}"
     bw_src = sources_for(res_bw, seed_data, extra="; the 3x3 FP16 engine's weight re-reads set it; the NVDLA "
-                         "spreadsheet pairs 2048 MACs with 10-20 GB/s (ref/dla.md s1.5); without seed 000 "
-                         "(validation/lono.py) the prior is the primer's 20 GB/s for 2048 MACs at 1 GHz, x 1.3952 GHz "
-                         "= 0.204 of 136.5 GB/s")
+                         "spreadsheet pairs 2048 MACs with 10-20 GB/s at 1 GHz, 10-20 bytes per DLA cycle (ref/dla.md s1.5); "
+                         "without seed 000 (validation/lono.py) the prior is the primer's 20 GB/s for 2048 MACs at "
+                         "1 GHz = 20 bytes per cycle")
     if XAVIER_DLA_BANDWIDTH in bw_src:
         queue("xavier-agx", bw, {XAVIER_DLA_BANDWIDTH: bw_src[XAVIER_DLA_BANDWIDTH]})
     # Orin iGPUs: no per-layer GPU profile of their own; the Jetson iGPU memory-kernel floor from Xavier

@@ -76,10 +76,10 @@ LONO_PRIORS: dict[str, dict[str, Prior]] = {
                                               "(ref/dla.md s5.1)", 50e-6, ("googlenet",)),
         "copies.dla_copy_efficiency": _SEED_DLA_COPY,
         # ref/dla.md s1.5 primer table: the nv_full configuration (2048 INT8 MACs, 512 KB CBUF, Xavier's DLA)
-        # is paired with 20 GB/s at 1 GHz; at Xavier's 1395.2 MHz DLA clock that is 27.9 GB/s = 0.204 of 136.5
-        "dla.dram_efficiency": Prior("ref/dla.md s1.5 NVDLA primer: 2048 MACs / 512 KB CBUF paired with 20 GB/s "
-                                     "at 1 GHz, x 1.3952 GHz = 27.9 GB/s = 0.204 of 136.5 GB/s (the first "
-                                     "estimate 0.5 had no source)", 0.204),
+        # is paired with 20 GB/s at 1 GHz, 20 bytes per DLA cycle
+        "dla.dram_bytes_per_cycle": Prior("ref/dla.md s1.5 NVDLA primer: 2048 MACs / 512 KB CBUF paired with "
+                                          "20 GB/s at 1 GHz = 20 bytes per DLA cycle (the first estimate, half "
+                                          "of the DRAM peak, had no source)", 20.0),
         "dla.mac_efficiency": Prior(_FIRST + "ideal MAC issue (the physical bound)", 1.0),
         "dla.mac_efficiency_fp16": Prior(_OFF + "= mac_efficiency, ideal MAC issue", 1.0),
         "dla.layer_overhead_s": Prior(_FIRST + "per fused hardware layer programming/pipeline fill; no source "
@@ -148,20 +148,21 @@ LONO_PRIORS: dict[str, dict[str, Prior]] = {
                                        "notes)", 0.6, ("kernels",)),
         # orin-agx.toml keeps 0.5 ('half of 204.8 GB/s') because the Xavier share put the Orin GoogLeNet log and
         # the DLA-SW ResNet-50 too slow: a choice made on those families' data. The primer's balance instead
-        # (as xavier-agx's prior): 20 GB/s per 2048 MACs at 1 GHz, x 8192 MACs (the spec's per-core count) x 1.6 GHz
-        "dla.dram_efficiency": Prior("ref/dla.md s1.5 NVDLA primer: 20 GB/s per 2048 MACs at 1 GHz, x 4 (8192 INT8 "
-                                     "MACs per core, orin-agx.toml) x 1.6 GHz = 128 GB/s = 0.625 of 204.8 GB/s", 0.625),
+        # (as xavier-agx's prior): 20 bytes per cycle per 2048 MACs, x 8192 MACs (the spec's per-core count)
+        "dla.dram_bytes_per_cycle": Prior("ref/dla.md s1.5 NVDLA primer: 20 GB/s per 2048 MACs at 1 GHz, x 4 "
+                                          "(8192 INT8 MACs per core, orin-agx.toml) = 80 bytes per DLA cycle",
+                                          80.0),
     },
 }
 # which orin-agx priors each family sends back (the fitted or hand-read values that read its data)
 ORIN_RESETS = {"googlenet": ("dla.mac_efficiency_fp16", "dla.layer_overhead_s", "gpu.memory_kernel_floor_s",
                              "copies.reformat_efficiency", "copies.reformat_floor_s", "copies.transition_overhead_s",
-                             "dla.dram_efficiency"),
-               "resnet": ("gpu.tensor_efficiency", "dla.dram_efficiency")}
-# a copy's own prior where the copied one is a share of another platform's figure
+                             "dla.dram_bytes_per_cycle"),
+               "resnet": ("gpu.tensor_efficiency", "dla.dram_bytes_per_cycle")}
+# a copy's own prior: the same DLA 2.0 core, per DLA cycle as orin-agx's
 LONO_PRIORS["orin-nx-16gb"] = {
-    "dla.dram_efficiency": Prior("ref/dla.md s1.5 NVDLA primer balance as orin-agx's prior, at this DLA's 614.4 MHz: "
-                                 "20 GB/s x 4 x 0.6144 = 49.2 GB/s = 0.48 of 102.4 GB/s", 0.48)}
+    "dla.dram_bytes_per_cycle": Prior("ref/dla.md s1.5 NVDLA primer balance as orin-agx's prior (the same DLA "
+                                      "2.0 core): 80 bytes per DLA cycle", 80.0)}
 GOOGLENET_ONLY_DLA = ["dla.mac_efficiency_fp16", "dla.layer_overhead_s", "dla.subgraph_overhead_s",
                       "copies.dla_copy_efficiency"]
 # specs whose values are copies of another spec's fitted values (their sources say so)

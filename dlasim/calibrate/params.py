@@ -95,6 +95,8 @@ def bounds_of(name: str) -> tuple[float, float]:
         dlo, dhi = 1e9, 1e14
     elif key.endswith("_s"):
         dlo, dhi = TIME_BOUNDS
+    elif key.endswith("_per_cycle"):         # bytes or elements per clock of a unit
+        dlo, dhi = 0.1, 1e4
     elif key == "sparse_k_half":
         dlo, dhi = 1.0, 1e5
     else:

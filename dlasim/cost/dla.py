@@ -44,6 +44,22 @@ from .geometry import ConvShape, shape_key, sparse_weight_bytes
 
 
 
+def dram_bandwidth(plat: Platform) -> float:
+    """Bytes/s the DLA's DMA moves to and from DRAM: `dram_bytes_per_cycle` at the DLA clock, at most the
+    platform's DRAM peak (the EMC clock's, under a power mode).
+
+    dla.md s1.5: the NVDLA primer pairs each configuration with a DRAM bandwidth at 1 GHz (2048 MACs / 512 KB
+    CBUF with 20 GB/s, i.e. 20 bytes per DLA cycle). dlasim reads that as a DLA-side rate per DLA cycle [I]:
+    one DLA reaches a fraction of the DRAM peak (seed 000 on AGX Xavier: about 29 GB/s of 136.5), so its DMA,
+    not the DRAM, sets it, and the same core on a board with less DRAM (Xavier NX) keeps it at its own clock.
+    None: the DRAM peak (the spreadsheet's optimal case)."""
+    dla = plat.dla
+    peak = plat.memory.dram_bandwidth_bytes_per_s
+    if dla.dram_bytes_per_cycle is None:
+        return peak
+    return min(dla.dram_bytes_per_cycle * dla.clock_hz, peak)
+
+
 def _bpe(precision: str) -> int:
     return 1 if precision == "int8" else 2
 
@@ -257,7 +273,7 @@ def _conv_cost_of(plat: Platform, cs: ConvShape, p: str, out_bytes: int, residua
     dla = plat.dla
     bpe = _bpe(p)
     hz = dla.clock_hz
-    bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
+    bw = dram_bandwidth(plat)
     mac_cycles, ideal = conv_cycles(cs, dla, p, image, sparse)
     conv_out = cs.n * cs.k * cs.p * cs.q
     sdp_rate = dla.sdp_eltwise_elems_per_cycle if uses_lut else dla.sdp_elems_per_cycle
@@ -296,7 +312,7 @@ def _sdp_cost(step: Step, g: Graph, plat: Platform) -> StepCost:
     dla = plat.dla
     bpe = _bpe(step.precision)
     hz = dla.clock_hz
-    bw = plat.memory.dram_bandwidth_bytes_per_s * dla.dram_efficiency
+    bw = dram_bandwidth(plat)
     out_bytes = _fmaps_bytes(step.outputs, bpe)
     anchor = step.anchor
     op = anchor.op if anchor is not None else step.op
