@@ -100,9 +100,25 @@ def test_gpu_int8_input_format_given_by_the_user_is_kept():
         assert _input_copy(plan) == []
 
 
-def test_gpu_fp16_three_channel_input_keeps_the_native_format():
-    (copy,) = _input_copy(dlasim.build(_image_net(), "orin-agx", device="gpu", precision="fp16"))
-    assert copy.copy.dst == ("fp16", "hwc8")
+def test_gpu_fp16_three_channel_input_is_read_as_hwc4():
+    # gpu_tensorrt.md s3.3 table: FP32 NCHW -> FP16 NHWC4 for the network input (the trex A100 FP16 engine's
+    # Conv_0 reads "Channel major FP16 format where channel % 4 == 0"): 3 channels pad to 4, not 8
+    plan = dlasim.build(_image_net(), "orin-agx", device="gpu", precision="fp16")
+    (copy,) = _input_copy(plan)
+    assert copy.copy.dst == ("fp16", "hwc4")
+    assert (copy.copy.bytes_read, copy.copy.bytes_written) == (3 * 224 * 224 * 4, 4 * 224 * 224 * 2)
+    # the first conv writes its native hwc8, which the 64-channel second conv reads with no copy between: the
+    # one other copy is the engine output's, from hwc8
+    assert [s.name for s in plan.steps if s.kind == "reformat" and s.inputs[0].name != "x"] == [
+        "r2 reformat (fp16:hwc8 -> fp32:linear)"]
+
+
+def test_gpu_fp16_image_reformat_matches_the_a100_engine_bytes():
+    # the same table's A100 row: 32 x 3 x 224 x 224 FP32 in, FP16 NHWC4 out = 19.27 + 12.85 = 32.1 MB
+    g = dlasim.load("zoo:resnet18")
+    plan = dlasim.build(g, "a100", device="gpu", precision="fp16", batch=32)
+    (copy,) = [s for s in plan.steps if s.kind == "reformat" and s.inputs[0].name == g.inputs[0]]
+    assert copy.copy.bytes_read + copy.copy.bytes_written == 32 * 224 * 224 * (3 * 4 + 4 * 2) == 32_112_640
 
 
 def test_gpu_input_quantize_of_an_image_writes_chw4():
