@@ -146,6 +146,9 @@ def io_formats(text: str | None, flag: str) -> tuple[tuple[str, str], ...]:
         fmt = (fmt or "linear").lower().replace("+", "_")
         if prec not in IO_PRECISIONS or fmt not in rules.RULES.formats.channel_align:
             raise DlasimError(f"{flag}: bad format {item!r} (expected e.g. int8:dla_hwc4, fp16:chw16, fp32:chw)")
+        if fmt in rules.RULES.formats.internal:
+            raise DlasimError(f"{flag}: {item!r} is a layout TensorRT uses inside an engine, not an I/O format "
+                              f"(expected e.g. fp16:hwc8, int8:chw4, fp32:chw)")
         out.append((prec, fmt))
     return tuple(out)
 

@@ -29,6 +29,7 @@ class Formats:
     dla_outputs: Mapping[str, frozenset]        # precision -> the formats a DLA loadable writes
     gpu_linear_only_ops: frozenset              # GPU kernels that read and write the linear format only
     gpu_image: Mapping[str, str]                # precision -> the format a GPU conv reads a <= 4-channel input in
+    internal: frozenset                         # layouts TensorRT uses inside an engine that I/O formats cannot name
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,11 @@ def load_rules(folder: str | Path = RULES_DIR) -> Rules:
     for k, fmt in image.items():
         if fmt not in align:
             raise SpecError(f"{path}: [gpu_image_formats] {k}: {fmt!r} not in [channel_align]")
+    internal = _members(path, fm, "internal_formats")
+    if not internal <= set(align):
+        raise SpecError(f"{path}: [internal_formats]: {', '.join(sorted(internal - set(align)))} not in [channel_align]")
     formats = Formats(MappingProxyType(align), MappingProxyType(native), io["dla_input_formats"], io["dla_output_formats"],
-                      _members(path, fm, "gpu_linear_only_ops"), MappingProxyType(image))
+                      _members(path, fm, "gpu_linear_only_ops"), MappingProxyType(image), internal)
 
     path, sp = _read(folder, "sparsity.toml")
     gpu = {k: _sourced(path, "gpu", k, v, "values" if k in ("precisions", "ops") else "value")

@@ -404,3 +404,17 @@ def test_an_identity_from_the_input_binding_to_the_output_binding_is_a_copy():
     est = dlasim.estimate(b.build([y]), "xavier-agx", device="gpu", precision="fp32")
     assert [s.name for s in est.steps] == ["same"] and est.steps[0].bytes == 2 * 192 * 4
     assert est.total_ms > 0 and est.to_dict()["throughput_qps"] > 0
+
+
+def test_an_engine_internal_layout_is_not_an_io_format(capsys):
+    # hwc4 is what the FP16 first-layer kernel reads (formats.toml [internal_formats]); TensorFormat has no kHWC4
+    from cli_errors import one_line_error
+    err = one_line_error(["estimate", "zoo:resnet18", "--hw", "orin-agx", "--fp16", "--device", "gpu",
+                          "--inputIOFormats", "fp16:hwc4"], capsys)
+    assert "'fp16:hwc4' is a layout TensorRT uses inside an engine" in err
+    import pytest
+    from dlasim.errors import DlasimError
+    with pytest.raises(DlasimError, match="not an I/O format"):
+        dlasim.estimate(_image_net(), "orin-agx", device="gpu", precision="fp16", input_formats="fp16:hwc4")
+    # the I/O formats TensorRT has still read
+    assert dlasim.estimate(_image_net(), "orin-agx", device="gpu", precision="fp16", input_formats="fp16:hwc8")
