@@ -367,6 +367,8 @@ def _row_cells(r: dict, pw: int) -> tuple[str, str]:
              f"{_fmt(tol, '.0f', ''):>3}%  {flag:<3}  {'fit' if r.get('fitted') else ''}"
              f"{_KIND_MARK.get(r.get('kind'), '')}")
     note = f"  (sum of stand-alone: {r['sum_alone_error_pct']:+.1f}%)" if "sum_alone_error_pct" in r else ""
+    if "harness_ms" in r:
+        note += f"  (incl. harness {r['harness_ms']:.3f} ms)"
     return cells.rstrip(), note
 
 

@@ -49,6 +49,9 @@ def test_harness_term_is_added_to_the_prediction(tmp_path):
     assert plain["error"] is None and plus["error"] is None
     assert plus["harness_ms"] == 0.5 and "harness_ms" not in plain
     assert plus["predicted"] == pytest.approx(plain["predicted"] + 0.5)
+    # the table says the prediction holds the term
+    text = validate.render({"cases": [plain, plus], "summary": {}})
+    assert text.count("(incl. harness 0.500 ms)") == 1
 
 
 def test_no_torch2trt_case_reads_a_row_of_its_own_family():
