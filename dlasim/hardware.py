@@ -324,6 +324,12 @@ def check_dla_core(platform: Platform, core) -> int:
     return core
 
 
+# fields of earlier spec versions: what replaced them, said in the error of a spec that still has one
+RENAMED = {"dla.dram_efficiency": "; dla.dram_efficiency (a share of the DRAM peak) was replaced by "
+                                  "dla.dram_bytes_per_cycle = share x DRAM bytes/s / DLA clock_hz "
+                                  "(hardware_specs/README.md 'DLA memory')"}
+
+
 def _format_error(path: str, err: ValidationError) -> str:
     e = err.errors()[0]
     loc = [str(p) for p in e["loc"]]
@@ -334,7 +340,7 @@ def _format_error(path: str, err: ValidationError) -> str:
     if e["type"] == "missing":
         msg = "required field is missing"
     elif e["type"] == "extra_forbidden":
-        msg = "unknown field (not allowed)"
+        msg = "unknown field (not allowed)" + RENAMED.get(loc, "")
     elif "input" in e and e["type"] not in ("value_error", "no_source", "bad_source", "bad_mode", "no_device",
                                             "two_limits", "no_emc", "cbuf_size"):
         got = repr(e["input"])

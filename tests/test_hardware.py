@@ -130,6 +130,9 @@ BAD = {
                   "524288 bytes is not cbuf_banks x cbuf_bank_entries x cbuf_entry_bytes = 262144"),
     "out_of_range": (_edit(XAVIER, "image_mode_utilization = 0.5\n", "image_mode_utilization = 1.5\n"),
                      "dla.image_mode_utilization", "less than or equal"),
+    # an earlier spec version's field: the error says what replaced it and how to convert
+    "renamed": (_edit(XAVIER, "dram_bytes_per_cycle = 21.08\n", "dram_efficiency = 0.2155\n"),
+                "dla.dram_efficiency", "replaced by dla.dram_bytes_per_cycle = share x DRAM bytes/s / DLA clock_hz"),
 }
 
 
