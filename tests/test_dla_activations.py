@@ -167,3 +167,43 @@ def test_int8_conv_with_a_fused_lut_activation_runs_fp16_as_its_reason_says(act)
     x = b.input("x", (1, 64, 56, 56))
     relu = _layers(dlasim.estimate(b.build([b.relu(b.conv(x, 64, 3))]), orin, device="dla", precision="int8"))
     assert [(s.precision, s.reason, s.bytes) for s in relu] == [("int8", "", fmap + 64 * 64 * 9 + fmap)]
+
+
+# ---- advice: SiLU -> ReLU on the DLA (dlasim/explainer/advice.py advise_dla_silu) -------------------------
+
+def test_silu_pairs_finds_x_times_sigmoid_x_only():
+    from dlasim.explainer.rewrites import relu_for_silu, silu_pairs
+    assert silu_pairs(_net("silu")) == [("act.sigmoid", "act.mul")]
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 8, 4, 4))
+    y = b.input("y", (1, 8, 4, 4))
+    gate = b.mul(x, b.op("Sigmoid", [y], {}, name="sy"), name="gate")        # x * sigmoid(y): a gate, not SiLU
+    s = b.op("Sigmoid", [x], {}, name="sx")
+    both = b.add(b.mul(x, s, name="m1"), s, name="reuse")                    # sigmoid(x) also read by the Add
+    assert silu_pairs(b.build([gate, both])) == []
+    # a network without SiLU has nothing to rewrite
+    g = _net("relu")
+    assert silu_pairs(g) == [] and [l.op for l in relu_for_silu(g, set()).layers] == [l.op for l in g.layers]
+
+
+def test_silu_rewrite_gives_the_relu_network():
+    from dlasim.explainer.rewrites import relu_for_silu, silu_pairs
+    g = _net("silu")
+    r = relu_for_silu(g, {mul for _, mul in silu_pairs(g)})
+    assert [l.op for l in r.layers] == [l.op for l in _net("relu").layers]      # Conv, BN, Relu, Conv
+    e_r = dlasim.estimate(r, XAVIER, **IO16)
+    assert e_r.total_ms == pytest.approx(dlasim.estimate(_net("relu"), XAVIER, **IO16).total_ms)
+
+
+def test_explain_on_the_dla_offers_relu_for_silu_with_its_re_estimate():
+    g = _net("silu")
+    base = dlasim.estimate(g, XAVIER, **IO16).total_ms
+    relu = dlasim.estimate(_net("relu"), XAVIER, **IO16).total_ms
+    assert relu < base                              # the SiLU's LUT and element-wise passes cost DLA time
+    ex = dlasim.explain(g, XAVIER, **IO16)
+    item = next(a for a in ex.advice if a["change"] == "silu_to_relu")
+    assert item["predicted_ms"] == pytest.approx(relu) and item["gain_ms"] == pytest.approx(base - relu)
+    assert "replace the 1 SiLU activations on the DLA" in item["text"]
+    # on the GPU the SiLU is a fused pointwise epilogue: no such advice
+    gpu = dlasim.explain(g, XAVIER, device="gpu", precision="fp16")
+    assert all(a["change"] != "silu_to_relu" for a in gpu.advice)

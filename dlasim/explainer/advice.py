@@ -18,6 +18,8 @@ Rules and recipes (../shared/reference):
 - 2:4 sparse kernels pay only on wide layers: channels rounded to multiples of 128 and >= 256
   (gpu_tensorrt.md s2.3 items 1-2, seed 001);
 - fixed costs and partly empty waves amortise over a larger batch (gpu_tensorrt.md s5.1, s5.3; dla.md s3.4);
+- SiLU on the DLA is a LUT pass plus an element-wise pass that reads x back (dla.md s1.3); ReLU fuses into the
+  convolution's SDP pass (s6.1), so replacing it (a retrained network) is re-estimated as an option;
 - FP16 weights that stream through the CBUF one kernel group at a time stall the MAC array (cost/dla.py
   conv_traffic); INT8 weights are half the size, so the groups double-buffer (dla.md s1.2, s1.4, s3.3).
 """
@@ -33,7 +35,7 @@ from ..report import Estimate
 from .advice_qdq import advise_qdq
 from .config import FIXED_KINDS, Change, Config, Findings
 from .rewrites import (avgpool_for_global, batchnorm_for_norms, cascade_maxpool, constant_matmul, relu_for_mish,
-                       sparse_width, widen_channels)
+                       relu_for_silu, silu_pairs, sparse_width, widen_channels)
 from .texts import listed, si
 
 # ---- advisors: (config, its estimate, findings) -> proposed changes ----------------------------------------
@@ -176,6 +178,23 @@ def advise_dla_rewrites(cfg: Config, est: Estimate, found: Findings) -> list[Cha
     return out
 
 
+def advise_dla_silu(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
+    """SiLU (x * sigmoid(x)) that runs on the DLA takes a LUT pass and an element-wise pass with x read back
+    from memory (cost/dla.py _sdp_cost; dla.md s1.3); ReLU runs in the convolution's own SDP pass (s6.1 fusion).
+    Proposed for the SiLUs whose Mul is on the DLA; the re-estimate says what it buys (a retrained network:
+    the activation changes the function, as Mish -> ReLU does)."""
+    if est.device != "dla":
+        return []
+    on_dla = {n for r in est.steps if r.kind == "layer" and r.device == "dla" for n in r.layers}
+    muls = [mul for _, mul in silu_pairs(cfg.graph) if mul in on_dla]
+    if not muls:
+        return []
+    return [Change("silu_to_relu", f"replace the {len(muls)} SiLU activations on the DLA (x * sigmoid(x): a LUT "
+                   f"and an element-wise pass each, e.g. {listed(muls, 3)}) with ReLU, which runs inside the "
+                   f"convolution's SDP pass (a retrained network)",
+                   graph=relu_for_silu(cfg.graph, set(muls)))]
+
+
 def advise_channels(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
     """2:4 kernels need wide layers (gpu_tensorrt.md s2.3; seed 001: C, K >= 256 and multiples of 128)."""
     bad = [(name, c, k) for name, c, k in found.kept_dense if c != sparse_width(c) or k != sparse_width(k)]
@@ -213,8 +232,8 @@ def advise_batch(cfg: Config, est: Estimate, found: Findings) -> list[Change]:
             for m in (2, 4)]
 
 
-ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_gpu, advise_channels, advise_int8_weights, advise_qdq,
-            advise_batch)
+ADVISORS = (advise_io_formats, advise_dla_rewrites, advise_dla_silu, advise_gpu, advise_channels, advise_int8_weights,
+            advise_qdq, advise_batch)
 
 
 # ---- evaluation: re-estimate each change, keep the ones that pay -----------------------------------------

@@ -46,6 +46,34 @@ def relu_for_mish(g: Graph) -> Graph:
     return _rebuilt(g)
 
 
+def silu_pairs(g: Graph) -> list[tuple[str, str]]:
+    """(Sigmoid, Mul) name pairs that compute SiLU, x * sigmoid(x), with the Sigmoid read by that Mul alone
+    (what torch.onnx exports for nn.SiLU before opset 24 and Ultralytics models are built of)."""
+    out = []
+    for l in g.layers:
+        if l.op != "Mul" or len(l.inputs) != 2:
+            continue
+        for x, y in (l.inputs, l.inputs[::-1]):
+            sig = g.producer(y)
+            if sig is not None and sig.op == "Sigmoid" and sig.inputs[0] == x and len(g.consumers(y)) == 1:
+                out.append((sig.name, l.name))
+                break
+    return out
+
+
+def relu_for_silu(g: Graph, muls: set[str]) -> Graph:
+    """Copy with each named SiLU (its Mul, see silu_pairs) replaced by one Relu of the same input: an
+    activation the DLA runs inside the convolution's SDP pass (dla.md s1.3 X1/X2 at 16 elem/cycle, s6.1
+    conv + bias/BN + ReLU in one hardware layer), where SiLU needs the LUT and an element-wise pass."""
+    g = g.copy()
+    by_name = {l.name: l for l in g.layers}
+    for sig, mul in silu_pairs(g):
+        if mul in muls:
+            l = by_name[mul]
+            l.op, l.inputs, l.attributes = "Relu", list(by_name[sig].inputs), {}
+    return _rebuilt(g)          # the Sigmoids no one reads any more are dropped there
+
+
 def constant_matmul(g: Graph, names: set[str]) -> Graph:
     """Copy where the second operand of each named MatMul is a constant (weights): a 1x1 conv on DLA."""
     g = g.copy()
