@@ -326,7 +326,8 @@ def check_dla_core(platform: Platform, core) -> int:
 
 # fields of earlier spec versions: what replaced them, said in the error of a spec that still has one
 RENAMED = {"dla.dram_efficiency": "; dla.dram_efficiency (a share of the DRAM peak) was replaced by "
-                                  "dla.dram_bytes_per_cycle = share x DRAM bytes/s / DLA clock_hz "
+                                  "dla.dram_bytes_per_cycle = share x DRAM bytes/s / DLA clock_hz at the clock "
+                                  "the share was read at, or no field for a share of 1 (the DRAM peak) "
                                   "(hardware_specs/README.md 'DLA memory')"}
 
 

@@ -68,7 +68,7 @@ def measured_value(expr: str, root: Path | None = None) -> float:
         raise DlasimError(f"measured {expr!r}: cannot read {e.filename or 'the data file'} ({e.strerror or e})") from None
     except KeyError as e:
         raise DlasimError(f"measured {expr!r}: no column or key {e.args[0]!r} in the data file") from None
-    except (ValueError, IndexError, TypeError, statistics.StatisticsError) as e:
+    except (ValueError, IndexError, TypeError, ZeroDivisionError, statistics.StatisticsError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise DlasimError(f"measured {expr!r}: expected a number or one of median, csvsum, json, fps_gap_ms, "
                           f"t2t_sync_gap_ms, dla_gap_ms, profile_total, trex_gpu_median with its arguments ({msg})") from None

@@ -190,6 +190,26 @@ def split_harness(metric: str) -> tuple[str, str | None]:
     return (m.group(1), m.group(2)) if m else (metric, None)
 
 
+def _row_ids(expr: str) -> set[str]:
+    """The row keys a measured-side expression selects (`KEY=A|B` arguments)."""
+    return {v.strip() for m in re.finditer(r"\w+=([^):]*)", expr) for v in m.group(1).split("|") if v.strip()}
+
+
+def harness_ms(expr: str, measured: str, root: Path) -> float:
+    """A case's harness term in ms: a finite time >= 0 read by `expr`, which must select none of the rows the
+    case's own `measured` expression reads (held out: the term comes from other measurements)."""
+    own = _row_ids(expr) & _row_ids(measured)
+    if own:
+        raise DlasimError(f"metric harness({expr}): reads the case's own row(s) {', '.join(sorted(own))}")
+    try:
+        v = measured_value(expr, root)
+    except DlasimError as e:
+        raise DlasimError(f"metric harness({expr}): {e}") from None
+    if not (math.isfinite(v) and v >= 0):
+        raise DlasimError(f"metric harness({expr}): expected a finite time >= 0 ms, got {v}")
+    return v
+
+
 def predicted_value(estimate, graph, metric: str) -> tuple[float, list[str]]:
     kind, _, filters = metric.partition(":")
     kind = kind.strip()
@@ -276,7 +296,7 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
             else:
                 pred, warn = predicted_value(est, runner.graph(case["model"]), metric)
             if harness is not None:
-                row["harness_ms"] = measured_value(harness, runner.root)
+                row["harness_ms"] = harness_ms(harness, case.get("measured", ""), runner.root)
                 pred += row["harness_ms"]
             row["predicted"] = pred
             row["warnings"] = list(est.warnings) + warn

@@ -418,3 +418,28 @@ def test_an_engine_internal_layout_is_not_an_io_format(capsys):
         dlasim.estimate(_image_net(), "orin-agx", device="gpu", precision="fp16", input_formats="fp16:hwc4")
     # the I/O formats TensorRT has still read
     assert dlasim.estimate(_image_net(), "orin-agx", device="gpu", precision="fp16", input_formats="fp16:hwc8")
+
+
+def test_the_image_format_is_for_the_network_input_only():
+    # formats.toml [gpu_image_formats] is sourced by the network-input copy (gpu_tensorrt.md s3.3, trex Conv_0):
+    # a 3-channel tensor inside the engine (conv 64 -> 3 -> 64) and a <= 4-head attention MatMul keep hwc8
+    b = GraphBuilder("inner")
+    x = b.input("x", (1, 64, 32, 32))
+    y = b.conv(b.relu(b.conv(x, 3, kernel=3, name="to3"), name="r"), 64, kernel=3, name="from3")
+    plan = dlasim.build(b.build([y]), "orin-agx", device="gpu", precision="fp16")
+    assert not [s for s in plan.steps if s.kind == "reformat" and "hwc4" in s.name], [s.name for s in plan.steps]
+    b = GraphBuilder("heads")
+    q = b.input("q", (1, 4, 64, 32))
+    k = b.input("k", (1, 4, 32, 64))
+    plan = dlasim.build(b.build([b.matmul(q, k, name="qk")]), "orin-agx", device="gpu", precision="fp16")
+    assert [s.copy.dst for s in plan.steps if s.kind == "reformat" and s.inputs[0].name == "q"] == [("fp16", "hwc8")]
+
+
+def test_io_format_advice_for_a_gpu_fp16_image_network_names_a_real_io_format():
+    # the image input's copy writes the internal hwc4; the advice gives the native I/O format, which parses
+    from dlasim.build_options import io_formats
+    ex = dlasim.explain(dlasim.load("zoo:super_resolution"), "xavier-agx", device="gpu", precision="fp16")
+    item = next(a for a in ex.advice if a["change"] == "io_formats")
+    assert "--inputIOFormats=fp16:hwc8" in item["text"] and item["gain_ms"] > 0
+    fmt = item["text"].split("--inputIOFormats=")[1].split()[0]
+    assert io_formats(fmt, "--inputIOFormats") == (("fp16", "hwc8"),)

@@ -181,6 +181,15 @@ def test_silu_pairs_finds_x_times_sigmoid_x_only():
     s = b.op("Sigmoid", [x], {}, name="sx")
     both = b.add(b.mul(x, s, name="m1"), s, name="reuse")                    # sigmoid(x) also read by the Add
     assert silu_pairs(b.build([gate, both])) == []
+    # sigmoid(x) * x (Sigmoid first) is SiLU; a Sigmoid that is also a network output is not rewritten
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 8, 4, 4))
+    s = b.op("Sigmoid", [x], {}, name="s")
+    assert silu_pairs(b.build([b.mul(s, x, name="m")])) == [("s", "m")]
+    b = GraphBuilder("t")
+    x = b.input("x", (1, 8, 4, 4))
+    s = b.op("Sigmoid", [x], {}, name="s")
+    assert silu_pairs(b.build([b.mul(x, s, name="m"), s])) == []
     # a network without SiLU has nothing to rewrite
     g = _net("relu")
     assert silu_pairs(g) == [] and [l.op for l in relu_for_silu(g, set()).layers] == [l.op for l in g.layers]

@@ -131,7 +131,7 @@ BAD = {
     "out_of_range": (_edit(XAVIER, "image_mode_utilization = 0.5\n", "image_mode_utilization = 1.5\n"),
                      "dla.image_mode_utilization", "less than or equal"),
     # an earlier spec version's field: the error says what replaced it and how to convert
-    "renamed": (_edit(XAVIER, "dram_bytes_per_cycle = 21.08\n", "dram_efficiency = 0.2155\n"),
+    "renamed": (re.sub(r"\ndram_bytes_per_cycle = [0-9.e+-]+\n", "\ndram_efficiency = 0.2155\n", XAVIER, count=1),
                 "dla.dram_efficiency", "replaced by dla.dram_bytes_per_cycle = share x DRAM bytes/s / DLA clock_hz"),
 }
 

@@ -69,3 +69,32 @@ def test_no_torch2trt_case_reads_a_row_of_its_own_family():
         assert read and all(family_of[r] != c["family"] for r in read), c["name"]
         # every other family's rows are read: the term is not a hand-picked subset
         assert sorted(read) == sorted(r for r in t2t if family_of[r] != c["family"]), c["name"]
+
+
+def _case(metric, measured="2.0"):
+    return {"name": "c", "suite": "s", "family": "f", "platform": "xavier-agx", "model": "zoo:resnet18",
+            "device": "gpu", "precision": "fp16", "batch": "1", "measured": measured, "unit": "ms", "metric": metric}
+
+
+@pytest.mark.parametrize("term, words", [("-5", "expected a finite time >= 0 ms, got -5.0"),
+                                         ("nan", "expected a finite time >= 0 ms, got nan"),
+                                         ("abc", "metric harness(abc): measured 'abc'")])
+def test_a_harness_term_must_be_a_time(term, words):
+    row = validate.run_case(_case(f"total_ms+harness({term})"))
+    assert row["predicted"] is None and words in row["error"]
+
+
+def test_a_harness_term_may_not_read_the_cases_own_row():
+    own = f"csvsum({P2}:value:case_id=T2T-02)"
+    row = validate.run_case(_case(f"total_ms+harness(t2t_sync_gap_ms({P2}:case_id=T2T-01|T2T-02))", own))
+    assert row["predicted"] is None and "reads the case's own row(s) T2T-02" in row["error"]
+    ok = validate.run_case(_case(f"total_ms+harness(t2t_sync_gap_ms({P2}:case_id=T2T-01|T2T-03))", own))
+    assert ok["error"] is None and ok["harness_ms"] == pytest.approx(
+        ((2.02 - 1000 / 565) + (1.64 - 1000 / 722)) / 2)          # T2T-01 and T2T-03 (resnet18: 1.64 ms, 722/s)
+
+
+def test_zero_throughput_is_a_one_line_error(tmp_path):
+    (tmp_path / "m.csv").write_text("case_id,value,quote\nX,2.0,| Throughput (TensorRT) 0 | Latency 2.0 |\n")
+    with pytest.raises(DlasimError) as e:
+        measured_value("t2t_sync_gap_ms(m.csv:case_id=X)", tmp_path)
+    assert "\n" not in str(e.value) and "t2t_sync_gap_ms" in str(e.value)

@@ -43,7 +43,6 @@ def test_without_resnet_the_a100_goes_back_to_its_priors():
     # 20 GB/s per 2048 MACs at 1 GHz = 20 B per cycle, x 8192 MACs / 2048 = 80 B per DLA cycle (AGX and NX)
     assert values["orin-agx"] == {"gpu.tensor_efficiency": 0.6, "dla.dram_bytes_per_cycle": 80.0}
     assert values["orin-nx-16gb"] == {"gpu.tensor_efficiency": 0.6, "dla.dram_bytes_per_cycle": 80.0}
-    assert 20e9 / 1e9 * 8192 / 2048 == 80.0
     assert dlasim.hardware("orin-agx").gpu.tensor_efficiency == dlasim.hardware("a100").gpu.tensor_efficiency
     assert set(values) == {"a100", "orin-agx", "orin-nx-16gb"}
 

@@ -39,9 +39,12 @@ def test_memory_bound_dla_layer_slows_by_the_dla_clock_when_its_dma_binds():
 
 def test_dla_bandwidth_is_its_dma_rate_capped_by_the_emc_bandwidth():
     from dlasim.cost.dla import dram_bandwidth
-    # Xavier: 21.08 B per DLA cycle (xavier-agx.toml, fitted on seed 000); AGX 1395.2 MHz, NX 1100.8 MHz
-    assert dram_bandwidth(hardware("xavier-agx")) == pytest.approx(21.08 * 1395.2e6)          # 29.4 of 136.5
-    assert dram_bandwidth(hardware("xavier-nx:15w")) == pytest.approx(21.08 * 1100.8e6)       # 23.2 of 51.2
+    # Xavier: B per DLA cycle fitted on seed 000 (xavier-agx.toml, 21.08), the NX's a copy; AGX 1395.2 MHz,
+    # NX 1100.8 MHz: about 29.4 GB/s of 136.5 and 23.2 of 51.2, both below their DRAM peak
+    bpc = hardware("xavier-agx").dla.dram_bytes_per_cycle
+    assert hardware("xavier-nx").dla.dram_bytes_per_cycle == bpc and 15 < bpc < 30
+    assert dram_bandwidth(hardware("xavier-agx")) == pytest.approx(bpc * 1395.2e6)
+    assert dram_bandwidth(hardware("xavier-nx:15w")) == pytest.approx(bpc * 1100.8e6)
     assert dram_bandwidth(hardware("xavier-nx:20w")) == dram_bandwidth(hardware("xavier-nx:15w"))
     # a DRAM below the DMA rate binds: 10 GB/s of DRAM against 29.4 GB/s of DMA
     xa = hardware("xavier-agx")

@@ -4,8 +4,9 @@
     python validation/xavier_gpu_mechanisms.py
 
 Several held-out Xavier GPU cases come out much faster than measured: the jetson_benchmarks INT8 rows on
-Xavier NX 15 W (VGG-19 bs1, Tiny-YOLOv3 bs8, Lightweight OpenPose bs2) and the torch2trt FP16 rows of AGX
-Xavier with many small layers (DenseNet-121, SqueezeNet 1.1, MNASNet 1.0). This script asks whether one
+Xavier NX 15 W (VGG-19 bs1, Tiny-YOLOv3 bs8, Lightweight OpenPose bs2) and, among the torch2trt FP16 rows
+of AGX Xavier, DenseNet-121 (SqueezeNet 1.1 and MNASNet 1.0 too on the engine time alone; the cases add
+torch2trt's per-call harness term, validation/README.md). This script asks whether one
 mechanism of the GPU model explains them without breaking the Xavier cases that hold today. Each PROBES entry
 changes one GPU spec value on both Xavier specs (in memory; nothing is written, nothing is fitted) and reruns
 every case on an xavier-agx or xavier-nx platform whose device list has the GPU; it prints the error of every

@@ -25,11 +25,12 @@ Rules and recipes (../shared/reference):
 """
 from __future__ import annotations
 
-from .. import ops
+from .. import ops, rules
 from ..build_options import io_formats
 from ..errors import DlasimError
 from ..hardware import Platform
 from ..ir import Graph, Layer
+from ..passes.reformat import native_format
 from ..plan import FallbackKind
 from ..report import Estimate
 from .advice_qdq import advise_qdq
@@ -67,8 +68,11 @@ def advise_io_formats(cfg: Config, est: Estimate, found: Findings) -> list[Chang
     for i, t in enumerate(g.inputs):
         fmt = copies[t][1] if t in copies else ":".join(have_in[min(i, len(have_in) - 1)])
         shape = g.tensors[t].shape
+        prec, _, layout = fmt.partition(":")
         if t in copies and est.device == "dla" and len(shape) == 4 and shape[1] <= 4:
-            fmt = fmt.split(":")[0] + ":dla_hwc4"          # image input: first layer a conv (dla.md s3.4)
+            fmt = prec + ":dla_hwc4"                         # image input: first layer a conv (dla.md s3.4)
+        elif layout in rules.RULES.formats.internal:         # no I/O format names it (formats.toml): the
+            fmt = f"{prec}:{native_format('gpu', prec)}"     # native one, which the kernels read as given
         ins.append(fmt)
     for i, t in enumerate(g.outputs):
         src = copies.get(_resolve(g, t))

@@ -48,14 +48,16 @@ def relu_for_mish(g: Graph) -> Graph:
 
 def silu_pairs(g: Graph) -> list[tuple[str, str]]:
     """(Sigmoid, Mul) name pairs that compute SiLU, x * sigmoid(x), with the Sigmoid read by that Mul alone
-    (what torch.onnx exports for nn.SiLU before opset 24 and Ultralytics models are built of)."""
+    and not a network output (what torch.onnx exports for nn.SiLU before opset 24 and Ultralytics models are
+    built of)."""
     out = []
     for l in g.layers:
         if l.op != "Mul" or len(l.inputs) != 2:
             continue
         for x, y in (l.inputs, l.inputs[::-1]):
             sig = g.producer(y)
-            if sig is not None and sig.op == "Sigmoid" and sig.inputs[0] == x and len(g.consumers(y)) == 1:
+            if sig is not None and sig.op == "Sigmoid" and sig.inputs[0] == x and len(g.consumers(y)) == 1 \
+                    and y not in g.outputs:
                 out.append((sig.name, l.name))
                 break
     return out

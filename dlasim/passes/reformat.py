@@ -5,8 +5,9 @@ reads and writes its native formats (kDLA_LINEAR, kDLA_HWC4, kCHW16 for FP16, kC
 GPU reformat kernel runs at every engine boundary and around every DLA subgraph (reference/dla.md s3.4
 "I/O formats on DLA", "Reformat insertion"; gpu_tensorrt.md s3.1). A matching I/O format removes the copy.
 
-Inside a GPU engine, convolutions read and write their tensor-core format (FP16 hwc8, INT8 chw32; an INT8
-conv reads an input of <= 4 channels, the image, in chw4: formats.toml [gpu_image_formats]), LRN
+Inside a GPU engine, convolutions read and write their tensor-core format (FP16 hwc8, INT8 chw32; a conv that
+reads the network's image, an input of <= 4 channels, reads it in FP16 hwc4 / INT8 chw4: formats.toml
+[gpu_image_formats], sourced by that network-input copy only, so internal tensors and GEMMs keep hwc8), LRN
 only the linear one, and pooling, pointwise and concatenation layers keep the format of their input: a
 reformat runs where a producer's format is not the one its consumer needs (the Xavier GoogLeNet profile,
 validation/data/haxconn/profiles/googlenet_gpu_mark_at_-1.profile: "pool1/norm1 input reformatter",
@@ -106,7 +107,8 @@ def insert_reformats(plan) -> None:
         wanted = need or (step.precision, native_format(step.device, step.precision))
         for i, t in enumerate(step.inputs):
             want = wanted
-            first = i == 0 and need is not None and op in MAC_OPS and gpu_image_format(step.precision, t.shape)
+            first = (i == 0 and need is not None and op == "Conv" and reads_image(t, net_inputs, producer)
+                     and gpu_image_format(step.precision, t.shape))
             if first:
                 want = (step.precision, first)    # an image input: the first-layer kernel's format
             if i and step.out_precision:      # a fused residual is read in the output precision (qdq.py rule 3)
@@ -173,9 +175,19 @@ def _written(step: Step) -> str:
     return step.out_precision or step.precision
 
 
+def reads_image(t, net_inputs: dict, producer: dict) -> bool:
+    """Whether tensor `t` is the network's input as it arrives: the input itself, or the output of the Q/DQ
+    that quantizes it (the trex A100 qat engine's QuantizeLinear_2 on the image). The image formats of
+    formats.toml [gpu_image_formats] are sourced by those copies alone (gpu_tensorrt.md s3.3)."""
+    if t.name in net_inputs:
+        return True
+    p = producer.get(t.name)
+    return p is not None and p.qdq is not None and p.inputs[0].name in net_inputs
+
+
 def gpu_image_format(precision: str, shape) -> str | None:
     """The format a GPU convolution at `precision` reads a 4-D input of `shape` in when that input has no more
-    channels than the format's vector (INT8: chw4 for C <= 4, the image; formats.toml [gpu_image_formats]),
+    channels than the format's vector (FP16 hwc4, INT8 chw4 for C <= 4, the image; formats.toml [gpu_image_formats]),
     else None (it reads its native format)."""
     formats = rules.RULES.formats
     fmt = formats.gpu_image.get(precision)
@@ -195,8 +207,8 @@ def _qdq_copy(step: Step, net_inputs: dict, gpu_fmt: dict, producer: dict, tf32:
     else:
         have = gpu_fmt.get(t.name) or ((_written(p), native_format("gpu", _written(p), tf32)) if p is not None
                                        else (src_p, "linear"))
-    dst = ((dst_p, gpu_image_format("int8", t.shape) or native_format("gpu", "int8")) if dst_p == "int8"
-           else (dst_p, have[1]))
+    image = gpu_image_format("int8", t.shape) if t.name in net_inputs else None
+    dst = (dst_p, image or native_format("gpu", "int8")) if dst_p == "int8" else (dst_p, have[1])
     rd, wr = copy_bytes(t.shape, have, dst)
     step.copy = Copy(have, dst, rd, wr, "gpu", "gpu")
     for o in step.outputs:
