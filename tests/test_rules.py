@@ -226,3 +226,34 @@ def test_the_native_format_table_sets_what_gpu_convolutions_read(tmp_path, monke
     _edit(folder, "formats.toml", 'gpu_fp16 = { format = "hwc8",', 'gpu_fp16 = { format = "hwc16",')
     _with_rules(monkeypatch, folder)
     assert dst() == {("fp16", "hwc16")}
+
+
+def test_an_int8_gpu_build_is_always_timed_against_fp16():
+    """Grouped 3x3 convs of group width 8 on AGX Xavier: INT8 chw32 pads each 8-channel group to 32 (4x the MACs),
+    FP16 hwc8 pads none, so the FP16 engine is faster although the INT8 engine's reformat copies are only 7% of
+    its time, below the reformat_share_min bound that gates the FP32 engine. TensorRT times FP16 tactics beside
+    INT8 ones, so the INT8 build runs FP16 (builder.ALWAYS_TIMED)."""
+    from dlasim.build_options import BuildOptions
+    from dlasim.passes import cached_plan
+    from dlasim.simulate import estimate_plan
+    b = GraphBuilder("g8")
+    x = b.input("x", (1, 64, 56, 56))
+    for i in range(4):
+        x = b.relu(b.conv(x, 64, kernel=3, groups=8, name=f"c{i}"), name=f"r{i}")
+    g = b.build([x])
+    hw = dlasim.hardware("xavier-agx")
+    int8 = estimate_plan(cached_plan(g, hw, BuildOptions.of(device="gpu", precision="int8")))
+    fp16 = estimate_plan(cached_plan(g, hw, BuildOptions.of(device="gpu", precision="fp16")))
+    assert fp16.total_ms < int8.total_ms
+    assert int8.by_kind()["reformat"] < rules.RULES.reformat_share_min * int8.total_ms
+    e = dlasim.estimate(g, hw, device="gpu", precision="int8")
+    assert e.precision == "int8" and e.total_ms == pytest.approx(fp16.total_ms)
+    assert {r.precision for r in e.steps if r.kind == "layer"} == {"fp16"}
+    assert any(w.startswith("TensorRT would run this engine in FP16: it times faster than the INT8 engine")
+               for w in e.warnings)
+    # where INT8 wins (plain convs: no group padding) the INT8 engine is kept, with no warning
+    b = GraphBuilder("dense")
+    x = b.input("x", (1, 64, 56, 56))
+    y = b.relu(b.conv(b.relu(b.conv(x, 64, kernel=3, name="c0"), name="r0"), 64, kernel=3, name="c1"), name="r1")
+    e = dlasim.estimate(b.build([y]), hw, device="gpu", precision="int8")
+    assert {r.precision for r in e.steps if r.kind == "layer"} == {"int8"} and not e.warnings
