@@ -98,3 +98,14 @@ def test_zero_throughput_is_a_one_line_error(tmp_path):
     with pytest.raises(DlasimError) as e:
         measured_value("t2t_sync_gap_ms(m.csv:case_id=X)", tmp_path)
     assert "\n" not in str(e.value) and "t2t_sync_gap_ms" in str(e.value)
+
+
+def test_validate_reports_the_held_out_shares_without_the_harness_terms_too():
+    res = validate.run(suite="torch2trt")
+    rows = res["cases"]
+    assert all("harness_ms" in r and r["harness_ms"] > 0.2 for r in rows)
+    alone = [abs(r["predicted"] - r["harness_ms"] - r["measured"]) / r["measured"] * 100 for r in rows]
+    eo = res["summary"]["held_out_engine_only"]
+    assert eo["n"] == 12 and eo["within_20pct"] == sum(e <= 20 for e in alone) / 12
+    assert eo["within_20pct"] < res["summary"]["held_out"]["within_20pct"]
+    assert "with the engine time alone (no harness terms)" in validate.held_out_line(res["summary"])
