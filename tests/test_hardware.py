@@ -9,7 +9,8 @@ import pytest
 from dlasim.errors import SpecError
 from dlasim.hardware import SPEC_DIR, Platform, hardware, spec_names
 
-EXPECTED = ["a100", "a40", "h200", "nvdla-full", "nvdla-small", "orin-agx", "orin-nx-16gb", "xavier-agx", "xavier-nx"]
+EXPECTED = ["a100", "a40", "h200", "nvdla-full", "nvdla-small", "orin-agx", "orin-nx-16gb", "titan-rtx", "xavier-agx",
+            "xavier-nx"]
 XAVIER = (SPEC_DIR / "xavier-agx.toml").read_text()
 
 
@@ -51,7 +52,8 @@ def test_peaks_reproduce_published_totals():
     orin = hardware("orin-agx").dla                          # 105 sparse INT8 TOPS for 2 DLAs (dla.md s0.1 fact 3)
     assert orin.cores * orin.macs_per_cycle("int8") * 2 * 2 * orin.clock_hz / 1e12 == pytest.approx(105, rel=0.01)
     for name, precision, tera, clock in [("a100", "fp16", 312, None), ("a40", "fp16", 149.7, None),
-                                         ("h200", "fp16", 989.4, 1.83e9), ("orin-agx", "int8", 85.2, None)]:
+                                         ("h200", "fp16", 989.4, 1.83e9), ("orin-agx", "int8", 85.2, None),
+                                         ("titan-rtx", "fp16", 130.5, None), ("titan-rtx", "int8", 261, None)]:
         g = hardware(name).gpu
         peak = g.sm_count * g.fma_per_clk_per_sm(precision) * 2 * (clock or g.clock_hz) / 1e12
         assert peak == pytest.approx(tera, rel=0.01), name
@@ -61,6 +63,10 @@ def test_platform_shapes():
     for name in ("a40", "a100", "h200"):
         plat = hardware(name)
         assert plat.dla is None and not plat.power_modes and plat.gpu.sparse_tensor_cores
+    titan = hardware("titan-rtx")            # Turing: no DLA, no 2:4 sparsity, no TF32 (FP32 on the CUDA cores)
+    assert titan.dla is None and not titan.gpu.sparse_tensor_cores and not titan.gpu.tf32
+    # 384-bit GDDR6 at the 7.001 GHz memory clock trtexec reports, two transfers per clock
+    assert titan.memory.dram_bandwidth_bytes_per_s == pytest.approx(384 / 8 * 2 * 7.001e9, rel=1e-3)
     for name in ("nvdla-full", "nvdla-small"):
         plat = hardware(name)
         assert plat.gpu is None and plat.dla.version == "nvdla" and plat.dla.cores == 1

@@ -45,6 +45,8 @@ cannot determine are reported and kept at their prior values):
 - orin-agx, orin-nx-16gb GPU: no per-layer GPU data; the Xavier-fitted gpu.memory_kernel_floor_s and the
   A100-fitted gpu.tensor_efficiency (GA10B has the A100-class SM), said so.
 - a40: no data; the H200-fitted sparse parameters and the A100-fitted efficiencies and floors, said so.
+- titan-rtx: no data fitted (its two trex MobileNetV2 QAT engines are held-out cases); the A100-fitted
+  efficiencies and floors and the H200-fitted reformat floor, said so.
 - leave-one-out: Xavier GPU fitted on mark_at_-1 predicts the other googlenet_gpu_mark_at_* totals;
   Xavier DLA fitted on seed 000 only predicts the GoogLeNet DLA total.
 """
@@ -723,6 +725,20 @@ def main(argv=None) -> int:
                           f"n={res_a['n']}), applied to the A40 (GA102) as an assumption: no A40 data")
     say("\n== a40: no data of its own; copies " + ", ".join(f"{k}={v:.4g}" for k, v in a40.items()))
     queue("a40", a40, a40_src)
+
+    # ---------------- TITAN RTX: no data fitted (the trex MobileNetV2 QAT engines are held out)
+    titan = {p: res_a["parameters"][p]["after"] for p in A100_PARAMS if res_a["parameters"][p]["constrained"]}
+    titan_src = {p: (f"fitted on A100 data by {TOOL} ({prof_a}, residual rms {res_a['band_pct']:.0f}%, "
+                     f"n={res_a['n']}), applied to the TITAN RTX (Turing) as an assumption: its own trex engines "
+                     f"are held-out cases") for p in titan}
+    if res_hc["parameters"]["copies.reformat_floor_s"]["constrained"]:
+        titan["copies.reformat_floor_s"] = res_hc["parameters"]["copies.reformat_floor_s"]["after"]
+        titan_src["copies.reformat_floor_s"] = (
+            f"fitted on H200 data by {TOOL} ({rel(H200_JSON)} E_reformat nchw_to_nhwc_fp16), applied to the TITAN "
+            f"RTX as an assumption; ref/gpu.md s6.4: small copies cost a 2-8 us floor in a CUDA graph; the TITAN "
+            f"RTX reformat rows of s3.3 belong to the held-out engines and are not read")
+    say("\n== titan-rtx: no data fitted; copies " + ", ".join(f"{k}={v:.4g}" for k, v in titan.items()))
+    queue("titan-rtx", titan, titan_src)
 
     # ---------------- Xavier NX: the same Xavier SoC (DLA v1 cores, Volta SM): every value fitted on AGX Xavier
     # data is copied, and its source says so (no Xavier NX measurement is fitted)

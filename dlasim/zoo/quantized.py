@@ -1,4 +1,5 @@
-"""Explicitly quantized (Q/DQ) ResNet-18s: the three placements of the TensorRT trex A100 QAT engines.
+"""Explicitly quantized (Q/DQ) networks as the TensorRT trex A100 QAT engines hold them: ResNet-18 in three
+Q/DQ placements, MobileNetV2 in two.
 
 The engines (validation/data/trex/a100-resnet50/{qat,qat-residual,qat-residual-qgap}/*.graph.json, built
 from NVIDIA/TensorRT examples/pytorch/resnet with pytorch-quantization) hold a torchvision ResNet-18 with
@@ -11,6 +12,15 @@ BatchNorm folded into the convolutions (no BatchNormalization layers in the engi
   downsample convolution's output): the engine's conv + add + relu layers read two Int8 inputs;
 - `qat-residual-qgap`: also a Q/DQ pair before the global average pool (`GlobalAveragePool_300` Int8).
 Weights are INT8 constants, as the ONNX importer leaves a DequantizeLinear of constant weights.
+
+The MobileNetV2 engines (validation/data/trex/a100-mobilenet-qat/{mobilenet,mobilenet_v2_residuals}.qat.onnx
+.engine.graph.json, trex's test inputs): torchvision MobileNetV2 with BatchNorm folded, ReLU6 as Clip, and
+- `qat`: a Q/DQ pair at the input of every convolution and of the classifier's Gemm; the residual Add's
+  other input and the global average pool are not quantized (the engine runs `Conv_142 + Add_144` on two
+  inputs, then `QuantizeLinear_147` as a Reformat, and `GlobalAveragePool_843` in FP16 before
+  `QuantizeLinear_854`);
+- `qat-residual`: also a Q/DQ pair on the skip input of every residual Add (no Reformat between the blocks).
+The classifier's Dropout is an inference no-op and left out.
 """
 from __future__ import annotations
 
@@ -70,8 +80,56 @@ def _resnet18(placement: str):
     return build
 
 
+def _qconv_g(b: GraphBuilder, x: str, c: int, k: int, s: int, name: str, groups: int = 1) -> str:
+    """qconv with groups (the depthwise convolutions): a Q/DQ input, INT8 weights, folded bias."""
+    x = qdq(b, x, f"{name}.input")
+    w = b.const(f"{name}.weight", (c, b.shape(x)[1] // groups, k, k), dtype="int8")
+    bias = b.const(f"{name}.bias", (c,))
+    return b.op("Conv", [x, w, bias], {"kernel_shape": [k, k], "strides": [s, s], "pads": [k // 2] * 4,
+                                      "dilations": [1, 1], "group": groups}, name=name)
+
+
+def _relu6(b: GraphBuilder, x: str, name: str) -> str:
+    return b.op("Clip", [x], {"min": 0.0, "max": 6.0}, name=name)
+
+
+def _mobilenet_v2(placement: str):
+    from .classifiers import MOBILENET_V2
+    residual_q = placement != "qat"
+
+    def block(b: GraphBuilder, x: str, c: int, s: int, t: int, p: str) -> str:
+        cin = b.shape(x)[1]
+        h = cin * t
+        y = _relu6(b, _qconv_g(b, x, h, 1, 1, f"{p}.conv.0.0"), f"{p}.conv.0.2") if t != 1 else x
+        q = f"{p}.conv.1.0" if t != 1 else f"{p}.conv.0.0"
+        y = _relu6(b, _qconv_g(b, y, h, 3, s, q, groups=h), q[:-1] + "2")
+        y = _qconv_g(b, y, c, 1, 1, f"{p}.conv.{2 if t != 1 else 1}")
+        if not (s == 1 and cin == c):
+            return y
+        skip = qdq(b, x, f"{p}.residual") if residual_q else x
+        return b.add(y, skip, name=f"{p}.add")
+
+    def build(b: GraphBuilder, x: str) -> list[str]:
+        x = _relu6(b, _qconv_g(b, x, 32, 3, 2, "features.0.0"), "features.0.2")
+        i = 1
+        for t, c, n, s in MOBILENET_V2:
+            for j in range(n):
+                x = block(b, x, c, s if j == 0 else 1, t, f"features.{i}")
+                i += 1
+        x = _relu6(b, _qconv_g(b, x, 1280, 1, 1, f"features.{i}.0"), f"features.{i}.2")
+        x = b.flatten(b.global_avgpool(x, name="avgpool"), name="flatten")
+        x = qdq(b, x, "classifier.1.input")
+        w = b.const("classifier.1.weight", (1000, b.shape(x)[1]), dtype="int8")
+        return [b.op("Gemm", [x, w, b.const("classifier.1.bias", (1000,))], {"transB": 1}, name="classifier.1")]
+    return build
+
+
 MODELS = {
-    f"resnet18-{p}": ZooModel(_resnet18(p), (3, 224, 224),
-                              f"ResNet-18 with Q/DQ as the trex A100 '{p}' engine (explicit quantization)")
-    for p in PLACEMENTS
+    **{f"resnet18-{p}": ZooModel(_resnet18(p), (3, 224, 224),
+                                 f"ResNet-18 with Q/DQ as the trex A100 '{p}' engine (explicit quantization)")
+       for p in PLACEMENTS},
+    **{f"mobilenet_v2-{p}": ZooModel(_mobilenet_v2(p), (3, 224, 224),
+                                     f"MobileNetV2 with Q/DQ as the trex A100 '{p}' MobileNetV2 engine "
+                                     f"(explicit quantization)")
+       for p in ("qat", "qat-residual")},
 }
