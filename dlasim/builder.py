@@ -62,6 +62,7 @@ def build_engine(graph: Graph, platform: Platform, options: BuildOptions) -> Eng
         if alt.total_ms < e.total_ms:
             alt.precision = options.precision
             reformat_ms = asked.by_kind().get("reformat", 0.0)
+            alt.warnings[:] = list(asked.warnings)      # the options' warnings are the requested build's
             alt.warnings.append(f"TensorRT would run this engine in {wider.upper()}: it times faster than the "
                                 f"{options.precision.upper()} engine ({alt.total_ms:.4f} ms vs {asked.total_ms:.4f} "
                                 f"ms, of which {reformat_ms:.4f} ms reformat copies)")

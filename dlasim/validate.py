@@ -323,7 +323,10 @@ def _engine_only(r: dict) -> dict:
     pred = r["predicted"] - r["harness_ms"]
     err = error_pct(pred, r["measured"])
     tol = r.get("tolerance_pct")
-    within = r["within_tolerance"] if tol is None or r.get("kind") != "estimate" else abs(err) <= tol
+    if r.get("kind", "estimate") != "estimate":
+        within = bound_holds(r["kind"], pred, r["measured"])
+    else:
+        within = r["within_tolerance"] if tol is None else abs(err) <= tol
     return {**r, "predicted": pred, "error_pct": err, "within_tolerance": within}
 
 

@@ -257,3 +257,14 @@ def test_an_int8_gpu_build_is_always_timed_against_fp16():
     y = b.relu(b.conv(b.relu(b.conv(x, 64, kernel=3, name="c0"), name="r0"), 64, kernel=3, name="c1"), name="r1")
     e = dlasim.estimate(b.build([y]), hw, device="gpu", precision="int8")
     assert {r.precision for r in e.steps if r.kind == "layer"} == {"int8"} and not e.warnings
+
+
+def test_a_switched_engine_keeps_the_requested_builds_option_warnings():
+    # INT8 I/O formats on an INT8 build are right even when the FP16 engine wins: no "on an FP16 engine" warning
+    b = GraphBuilder("g8")
+    x = b.input("x", (1, 64, 56, 56))
+    for i in range(4):
+        x = b.relu(b.conv(x, 64, kernel=3, groups=8, name=f"c{i}"), name=f"r{i}")
+    e = dlasim.estimate(b.build([x]), "xavier-agx", device="gpu", precision="int8", input_formats="int8:chw32")
+    assert any(w.startswith("TensorRT would run this engine in FP16") for w in e.warnings)
+    assert not any("FP16 engine" in w and "--inputIOFormats" in w for w in e.warnings), e.warnings

@@ -1,5 +1,5 @@
 """Explicitly quantized (Q/DQ) networks as the TensorRT trex A100 QAT engines hold them: ResNet-18 in three
-Q/DQ placements, MobileNetV2 in two.
+Q/DQ placements (A100 engines), MobileNetV2 in two (TITAN RTX engines).
 
 The engines (validation/data/trex/a100-resnet50/{qat,qat-residual,qat-residual-qgap}/*.graph.json, built
 from NVIDIA/TensorRT examples/pytorch/resnet with pytorch-quantization) hold a torchvision ResNet-18 with
@@ -129,7 +129,7 @@ MODELS = {
                                  f"ResNet-18 with Q/DQ as the trex A100 '{p}' engine (explicit quantization)")
        for p in PLACEMENTS},
     **{f"mobilenet_v2-{p}": ZooModel(_mobilenet_v2(p), (3, 224, 224),
-                                     f"MobileNetV2 with Q/DQ as the trex A100 '{p}' MobileNetV2 engine "
+                                     f"MobileNetV2 with Q/DQ as the trex TITAN RTX '{p}' MobileNetV2 engine "
                                      f"(explicit quantization)")
        for p in ("qat", "qat-residual")},
 }
