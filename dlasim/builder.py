@@ -36,6 +36,13 @@ from .simulate import estimate_plan
 # allows besides itself (FP32 always; "int8" and "best" also FP16: cli/options.py DEFAULTS_VS_TRTEXEC)
 WIDER = {"fp16": ("fp32",), "int8": ("fp16", "fp32"), "best": ("fp16", "fp32"), "fp32": ()}
 ALWAYS_TIMED = "fp16"       # the wider precision every INT8 / best build is timed against (the module notes)
+RUNS_WIDER = "TensorRT would run this engine in {}:"    # the warning of a build that keeps a wider engine
+
+
+def runs_wider(est: Estimate, precision: str) -> bool:
+    """Whether the build behind `est` kept its wider `precision` engine (the RUNS_WIDER warning)."""
+    head = RUNS_WIDER.format(precision.upper())
+    return any(w.startswith(head) for w in est.warnings)
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,7 @@ def build_engine(graph: Graph, platform: Platform, options: BuildOptions) -> Eng
             alt.precision = options.precision
             reformat_ms = asked.by_kind().get("reformat", 0.0)
             alt.warnings[:] = list(asked.warnings)      # the options' warnings are the requested build's
-            alt.warnings.append(f"TensorRT would run this engine in {wider.upper()}: it times faster than the "
+            alt.warnings.append(RUNS_WIDER.format(wider.upper()) + f" it times faster than the "
                                 f"{options.precision.upper()} engine ({alt.total_ms:.4f} ms vs {asked.total_ms:.4f} "
                                 f"ms, of which {reformat_ms:.4f} ms reformat copies)")
             plan, e = alt_plan, alt

@@ -242,6 +242,13 @@ def bound_holds(kind: str, predicted: float, measured: float) -> bool | None:
     return None
 
 
+def _within(kind: str, tol: float | None, predicted: float, measured: float, err: float) -> bool | None:
+    """Whether a case holds: a bound case by bound_holds, an estimate within its tolerance (None: it has none)."""
+    if kind != "estimate":
+        return bound_holds(kind, predicted, measured)
+    return None if tol is None else abs(err) <= tol
+
+
 def summarize(rows: list[dict]) -> dict:
     """Shares over the estimate cases that ran; bound cases (upper_bound, magnitude) are counted apart."""
     ran = [r for r in rows if r.get("error_pct") is not None]
@@ -305,10 +312,7 @@ def run_case(case: dict, runner: _Runner | None = None) -> dict:
         row["error_pct"] = error_pct(pred, row["measured"])
         if not math.isfinite(row["error_pct"]):
             raise DlasimError(f"error is not finite (measured {row['measured']})")
-        if row["kind"] != "estimate":
-            row["within_tolerance"] = bound_holds(row["kind"], pred, row["measured"])
-        elif row["tolerance_pct"] is not None:
-            row["within_tolerance"] = abs(row["error_pct"]) <= row["tolerance_pct"]
+        row["within_tolerance"] = _within(row["kind"], row["tolerance_pct"], pred, row["measured"], row["error_pct"])
     except Exception as e:  # a broken case is reported, never a crash
         row["predicted"] = row["error_pct"] = row["within_tolerance"] = None
         msg = str(e).splitlines()[0] if str(e) else ""
@@ -322,11 +326,7 @@ def _engine_only(r: dict) -> dict:
         return r
     pred = r["predicted"] - r["harness_ms"]
     err = error_pct(pred, r["measured"])
-    tol = r.get("tolerance_pct")
-    if r.get("kind", "estimate") != "estimate":
-        within = bound_holds(r["kind"], pred, r["measured"])
-    else:
-        within = r["within_tolerance"] if tol is None else abs(err) <= tol
+    within = _within(r.get("kind", "estimate"), r.get("tolerance_pct"), pred, r["measured"], err)
     return {**r, "predicted": pred, "error_pct": err, "within_tolerance": within}
 
 

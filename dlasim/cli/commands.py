@@ -54,8 +54,8 @@ def run_warnings(r, est) -> list[str]:
     gpu_fp32 = any(s.device == "gpu" and s.kind == "layer" and s.precision == "fp32" for s in est.steps)
     if r.no_tf32 and not gpu_fp32 and est.device == "gpu":
         out.append(f"--noTF32 has no effect: no GPU layer runs in FP32 at precision {est.precision}")
-    switched = any(w.startswith("TensorRT would run this engine in FP16") for w in est.warnings)
-    if r.int8_without_fp16 and not switched:       # a whole FP16 engine won: its layers have INT8 kernels
+    from ..builder import runs_wider             # lazy: an estimate has run, so builder is loaded already
+    if r.int8_without_fp16 and not runs_wider(est, "fp16"):     # a whole FP16 engine won: they have INT8 kernels
         wider = [s for s in est.steps if s.device == "gpu" and s.kind == "layer" and s.precision == "fp16"]
         if wider:
             out.append(f"--int8 without --fp16: trtexec would run the {len(wider)} GPU layer(s) without an INT8 "

@@ -38,14 +38,15 @@ def qdq(b: GraphBuilder, x: str, name: str) -> str:
     return b.op("DequantizeLinear", [q, s, z], name=f"{name}.dequantize")
 
 
-def qconv(b: GraphBuilder, x: str, c: int, k: int, s: int, name: str, quantized: bool = False) -> str:
+def qconv(b: GraphBuilder, x: str, c: int, k: int, s: int, name: str, quantized: bool = False,
+          groups: int = 1) -> str:
     """Conv (BatchNorm folded, bias) on a Q/DQ input (added unless `quantized`) with INT8 weights."""
     if not quantized:
         x = qdq(b, x, f"{name}.input")
-    w = b.const(f"{name}.weight", (c, b.shape(x)[1], k, k), dtype="int8")
+    w = b.const(f"{name}.weight", (c, b.shape(x)[1] // groups, k, k), dtype="int8")
     bias = b.const(f"{name}.bias", (c,))
     return b.op("Conv", [x, w, bias], {"kernel_shape": [k, k], "strides": [s, s], "pads": [k // 2] * 4,
-                                      "dilations": [1, 1], "group": 1}, name=name)
+                                      "dilations": [1, 1], "group": groups}, name=name)
 
 
 def _block(b: GraphBuilder, x: str, c: int, s: int, p: str, residual_q: bool) -> str:
@@ -80,19 +81,6 @@ def _resnet18(placement: str):
     return build
 
 
-def _qconv_g(b: GraphBuilder, x: str, c: int, k: int, s: int, name: str, groups: int = 1) -> str:
-    """qconv with groups (the depthwise convolutions): a Q/DQ input, INT8 weights, folded bias."""
-    x = qdq(b, x, f"{name}.input")
-    w = b.const(f"{name}.weight", (c, b.shape(x)[1] // groups, k, k), dtype="int8")
-    bias = b.const(f"{name}.bias", (c,))
-    return b.op("Conv", [x, w, bias], {"kernel_shape": [k, k], "strides": [s, s], "pads": [k // 2] * 4,
-                                      "dilations": [1, 1], "group": groups}, name=name)
-
-
-def _relu6(b: GraphBuilder, x: str, name: str) -> str:
-    return b.op("Clip", [x], {"min": 0.0, "max": 6.0}, name=name)
-
-
 def _mobilenet_v2(placement: str):
     from .classifiers import MOBILENET_V2
     residual_q = placement != "qat"
@@ -100,23 +88,23 @@ def _mobilenet_v2(placement: str):
     def block(b: GraphBuilder, x: str, c: int, s: int, t: int, p: str) -> str:
         cin = b.shape(x)[1]
         h = cin * t
-        y = _relu6(b, _qconv_g(b, x, h, 1, 1, f"{p}.conv.0.0"), f"{p}.conv.0.2") if t != 1 else x
+        y = b.relu6(qconv(b, x, h, 1, 1, f"{p}.conv.0.0"), name=f"{p}.conv.0.2") if t != 1 else x
         q = f"{p}.conv.1.0" if t != 1 else f"{p}.conv.0.0"
-        y = _relu6(b, _qconv_g(b, y, h, 3, s, q, groups=h), q[:-1] + "2")
-        y = _qconv_g(b, y, c, 1, 1, f"{p}.conv.{2 if t != 1 else 1}")
+        y = b.relu6(qconv(b, y, h, 3, s, q, groups=h), q[:-1] + "2")
+        y = qconv(b, y, c, 1, 1, f"{p}.conv.{2 if t != 1 else 1}")
         if not (s == 1 and cin == c):
             return y
         skip = qdq(b, x, f"{p}.residual") if residual_q else x
         return b.add(y, skip, name=f"{p}.add")
 
     def build(b: GraphBuilder, x: str) -> list[str]:
-        x = _relu6(b, _qconv_g(b, x, 32, 3, 2, "features.0.0"), "features.0.2")
+        x = b.relu6(qconv(b, x, 32, 3, 2, "features.0.0"), "features.0.2")
         i = 1
         for t, c, n, s in MOBILENET_V2:
             for j in range(n):
                 x = block(b, x, c, s if j == 0 else 1, t, f"features.{i}")
                 i += 1
-        x = _relu6(b, _qconv_g(b, x, 1280, 1, 1, f"features.{i}.0"), f"features.{i}.2")
+        x = b.relu6(qconv(b, x, 1280, 1, 1, f"features.{i}.0"), f"features.{i}.2")
         x = b.flatten(b.global_avgpool(x, name="avgpool"), name="flatten")
         x = qdq(b, x, "classifier.1.input")
         w = b.const("classifier.1.weight", (1000, b.shape(x)[1]), dtype="int8")
