@@ -67,6 +67,13 @@ def estimate(model, hw="xavier-agx", options: BuildOptions | None = None, label:
     return labelled(engine.estimate, label, _weights_warning(graph, opts.sparsity))
 
 
+def kept_engine(model, hw, opts: BuildOptions):
+    """The builder.Engine (Plan and Estimate) dlasim.estimate keeps, for the explain layer's measured
+    comparison, which joins the profile to that Plan."""
+    from .builder import build_engine
+    return build_engine(load(model, shapes=opts.shape_map, batch=opts.batch), hardware(hw), opts)
+
+
 def labelled(e: Estimate, label: str, warnings: list[str]) -> Estimate:
     """The estimate with its label and the warnings about the model's weights."""
     e.label = label

@@ -17,6 +17,16 @@ says what it costs: a few A100 batch-1 engines whose FP32 engine is about 1% fas
 precision); below it the FP32 engine is not built. A network with Q/DQ layers is not timed against
 wider precisions: its Q/DQ layers set the precisions (passes/qdq.py). The time here is the cost model's,
 the same one the estimate reports, so the Engine carries the estimate of the Plan it keeps.
+
+A DLA build hands the layers the DLA cannot run to the GPU, where the same tactic timing picks their
+precision. So a DLA INT8 (or best) build whose GPU layers run INT8 is timed against the same build with its
+GPU layers in FP16 (Plan.gpu_precision; the DLA loadables are the same): INT8 GPU layers between FP16-only
+ones (softmax, LayerNorm pieces, the activations without INT8 kernels) pay an INT8 <-> FP16 reformat at every
+change, and the FP16 layers pay none. The faster is kept, with a warning. The FP16 alternative is built only
+where the INT8 build has such a copy between two GPU layers (a search bound of dlasim's, as the FP32 one
+above: without one, the FP16 GPU layers save no copy and give up INT8's rate and bytes;
+benchmarks/dla_gpu_layers_bound.py: of 160 builds on the Xavier and Orin DLAs it skips none of the 35 that
+FP16 GPU layers win, and saves 88 alternative builds).
 """
 from __future__ import annotations
 
@@ -37,12 +47,26 @@ from .simulate import estimate_plan
 WIDER = {"fp16": ("fp32",), "int8": ("fp16", "fp32"), "best": ("fp16", "fp32"), "fp32": ()}
 ALWAYS_TIMED = "fp16"       # the wider precision every INT8 / best build is timed against (the module notes)
 RUNS_WIDER = "TensorRT would run this engine in {}:"    # the warning of a build that keeps a wider engine
+GPU_RUNS_WIDER = "TensorRT would run this engine's GPU layers in {}:"     # ... a DLA build's GPU layers
+INT8_FP16 = {"int8", "fp16"}     # the precisions of a GPU-side copy that gates timing a DLA build's GPU layers
 
 
 def runs_wider(est: Estimate, precision: str) -> bool:
-    """Whether the build behind `est` kept its wider `precision` engine (the RUNS_WIDER warning)."""
-    head = RUNS_WIDER.format(precision.upper())
-    return any(w.startswith(head) for w in est.warnings)
+    """Whether the build behind `est` kept its GPU layers in the wider `precision` (the RUNS_WIDER or
+    GPU_RUNS_WIDER warning)."""
+    heads = (RUNS_WIDER.format(precision.upper()), GPU_RUNS_WIDER.format(precision.upper()))
+    return any(w.startswith(heads) for w in est.warnings)
+
+
+def always_timed(options: BuildOptions) -> list[tuple[BuildOptions, str | None]]:
+    """The builds TensorRT times for `options` whatever their copies cost, as (options, Plan.gpu_precision):
+    the requested one and, for INT8 / best, its FP16 alternative (the FP16 engine on the GPU, the GPU layers
+    in FP16 on the DLA). The latency tables (nas/table.py) price each and keep the faster per candidate."""
+    if options.precision not in ("int8", "best"):
+        return [(options, None)]
+    if options.device == "gpu":
+        return [(options, None), (options.replace(precision=ALWAYS_TIMED), None)]
+    return [(options, None), (options, ALWAYS_TIMED)]
 
 
 @dataclass(frozen=True)
@@ -56,22 +80,57 @@ def build_engine(graph: Graph, platform: Platform, options: BuildOptions) -> Eng
     """The Plan TensorRT would keep for `graph` (at the batch and shapes asked) on `platform`, timed."""
     plan = cached_plan(graph, platform, options)
     e = estimate_plan(plan)
-    if options.device != "gpu" or not WIDER[options.precision]:
+    if not WIDER[options.precision] or any(l.op in QDQ for l in graph.layers):
         return Engine(plan, e)
+    if options.device == "dla":
+        return _dla_gpu_layers_timed(graph, platform, options, Engine(plan, e))
     copies = e.by_kind().get("reformat", 0.0) > rules.RULES.reformat_share_min * e.total_ms
-    timed = [w for w in WIDER[options.precision] if copies or w == ALWAYS_TIMED]
-    if not timed or any(l.op in QDQ for l in graph.layers):
-        return Engine(plan, e)
     asked = e
-    for wider in timed:
+    for wider in (w for w in WIDER[options.precision] if copies or w == ALWAYS_TIMED):
         alt_plan = cached_plan(graph, platform, options.replace(precision=wider))
         alt = estimate_plan(alt_plan)
         if alt.total_ms < e.total_ms:
             alt.precision = options.precision
-            reformat_ms = asked.by_kind().get("reformat", 0.0)
-            alt.warnings[:] = list(asked.warnings)      # the options' warnings are the requested build's
-            alt.warnings.append(RUNS_WIDER.format(wider.upper()) + f" it times faster than the "
-                                f"{options.precision.upper()} engine ({alt.total_ms:.4f} ms vs {asked.total_ms:.4f} "
-                                f"ms, of which {reformat_ms:.4f} ms reformat copies)")
+            w, p = wider.upper(), options.precision.upper()
+            _kept(alt, asked, f"{RUNS_WIDER.format(w)} it times faster than the {p} engine",
+                  f"TensorRT keeps the {w} engine: it times faster than the {p} one", options.precision)
             plan, e = alt_plan, alt
     return Engine(plan, e)
+
+
+def _dla_gpu_layers_timed(graph: Graph, platform: Platform, options: BuildOptions, asked: Engine) -> Engine:
+    """The DLA build `asked`, or the same build with its GPU layers in FP16 where that times faster (the
+    module notes)."""
+    if options.precision not in ("int8", "best") or not any(
+            r.kind == "reformat" and r.copy is not None and {r.copy.src[0], r.copy.dst[0]} == INT8_FP16
+            for r in asked.estimate.steps):
+        return asked
+    alt_plan = cached_plan(graph, platform, options, gpu_precision=ALWAYS_TIMED)
+    alt = estimate_plan(alt_plan)
+    if alt.total_ms >= asked.estimate.total_ms:
+        return asked
+    w, p = ALWAYS_TIMED.upper(), options.precision.upper()
+    _kept(alt, asked.estimate, f"{GPU_RUNS_WIDER.format(w)} the engine times faster than with {p} GPU layers",
+          f"TensorRT keeps the GPU layers in {w}: the engine times faster than with {p} ones", options.precision)
+    return Engine(alt_plan, alt)
+
+
+def _kept(alt: Estimate, asked: Estimate, warning: str, reason: str, precision: str) -> None:
+    """Mark `alt`, the timed alternative kept over the requested build `asked`: the requested build's option
+    warnings plus `warning`, and on its layers the reasons of the requested build's, with `reason` (and both
+    times) added where a layer runs wider than there, or than `precision` where the builds fuse differently."""
+    reformat_ms = asked.by_kind().get("reformat", 0.0)
+    times = f"{alt.total_ms:.4f} ms vs {asked.total_ms:.4f} ms"
+    alt.warnings[:] = list(asked.warnings)      # the options' warnings are the requested build's
+    alt.warnings.append(f"{warning} ({times}, of which {reformat_ms:.4f} ms reformat copies)")
+    why = f"{reason} ({times})"
+    was = {r.name: r for r in asked.steps if r.kind == "layer"}
+    for row in alt.steps:
+        if row.kind != "layer":
+            continue
+        old = was.get(row.name)
+        if old is not None and old.precision == row.precision:
+            row.reason = row.reason or old.reason
+        elif row.precision != (precision if old is None else old.precision):
+            base = row.reason or (old.reason if old is not None else "")
+            row.reason = f"{base}; {why}" if base else why

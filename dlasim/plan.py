@@ -12,6 +12,7 @@ from .build_options import BuildOptions
 from .hardware import Platform
 from .ir import Graph, Layer, Tensor
 from .ops import MAC_OPS
+from .precision import run_precision
 from .records import fast_init
 
 
@@ -139,6 +140,9 @@ class Plan:
     dla_subgraphs: int = 0
     transitions: int = 0
     alias: dict[str, str] = field(default_factory=dict)   # folded tensor -> the tensor it stands for
+    # the precision the GPU layers of a DLA build run instead of the GPU's for the requested one (builder.py:
+    # a DLA INT8 build is timed with its GPU layers in FP16); None: run_precision("gpu", precision)
+    gpu_precision: str | None = None
     # what the report gives the explain layer besides the costs (simulate.py estimate_plan: step_facts of each
     # step, the device peaks): made once per plan (a cached plan is estimated again and again), never copied
     # (dataclasses.replace, e.g. with another platform, resets it)
@@ -155,6 +159,10 @@ class Plan:
     @property
     def gpu_fallback(self) -> bool:
         return self.options.gpu_fallback
+
+    def gpu_run_precision(self) -> str:
+        """The precision GPU steps run (where they have kernels for it)."""
+        return self.gpu_precision or run_precision("gpu", self.precision)
 
     @property
     def sparsity(self) -> str:

@@ -103,3 +103,16 @@ def test_last_two_dims_transpose_folds_into_the_matmul():
     layer_steps = [s for s in e.steps if s.kind == "layer"]
     assert [s.op for s in layer_steps] == ["MatMul"]
     assert len(layer_steps[0].layers) == 2       # the MatMul and the folded Transpose
+
+
+def test_an_orin_dla_int8_build_is_not_slower_than_fp16_through_its_gpu_layers(exported):
+    """MobileNetV3-small on the Orin DLA: its HardSwish / HardSigmoid layers (no DLA support, no GPU INT8
+    kernel) sit between INT8-capable GPU layers; with those in INT8 the engine pays an INT8 <-> FP16 copy at
+    every change and comes out slower than the FP16 build. TensorRT times the GPU layers in FP16 too."""
+    path = str(exported["tv_mobilenet_v3_small"])
+    int8 = dlasim.estimate(path, "orin-agx", device="dla", precision="int8")
+    fp16 = dlasim.estimate(path, "orin-agx", device="dla", precision="fp16")
+    assert any(w.startswith("TensorRT would run this engine's GPU layers in FP16") for w in int8.warnings)
+    assert {r.precision for r in int8.steps if r.kind == "layer" and r.device == "gpu"} == {"fp16"}
+    assert {r.precision for r in int8.steps if r.kind == "layer" and r.device == "dla"} == {"int8"}
+    assert int8.total_ms < fp16.total_ms

@@ -141,6 +141,30 @@ def test_loadable_limit_is_carried_along_the_chain():
     assert np.all(np.abs(pred - ok) / ok < 0.05)
 
 
+def test_table_keeps_the_faster_of_the_builds_tensorrt_times():
+    """2 loadables per core: the convs past the limit run INT8 on the GPU between FP16 HardSwish layers, and many
+    candidates' builds keep their GPU layers in FP16 (builder.py). The table prices both builds and keeps the
+    faster per candidate, so it still matches the full estimate, switched or not."""
+    import dataclasses
+    sp = tiny_space()
+    small = _with_limit(HW, 2)
+    tab = LatencyTable.build(sp, small, "dla", "int8", 1)
+    assert tab.alternative is not None and tab.alternative.precision == "int8"
+    X = sp.sample(30, seed=21)
+    ref = [full(sp, r, hw=small) for r in X]
+    switched = np.array([any(w.startswith("TensorRT would run this engine's GPU layers in FP16") for w in e.warnings)
+                         for e in ref])
+    assert 0 < switched.sum() < len(X)
+    pred, exact = tab.predict(X, flags=True)
+    ok = np.array([e.total_ms for e in ref])
+    assert exact[switched].any()
+    np.testing.assert_allclose(pred[exact], ok[exact], rtol=1e-9)
+    # the INT8 chain alone is slower than the full estimate exactly where the build switched
+    alone = dataclasses.replace(tab, alternative=None, _flat_cache=None).predict(X)
+    assert np.all(alone[switched & exact] > ok[switched & exact] * (1 + 1e-9))
+    np.testing.assert_allclose(alone[~switched & exact], ok[~switched & exact], rtol=1e-9)
+
+
 def test_gpu_table_has_no_loadables():
     sp = tiny_space()
     tab = LatencyTable.build(sp, "a100", "gpu", "fp16", 1)

@@ -251,6 +251,13 @@ def test_an_int8_gpu_build_is_always_timed_against_fp16():
     assert {r.precision for r in e.steps if r.kind == "layer"} == {"fp16"}
     assert any(w.startswith("TensorRT would run this engine in FP16: it times faster than the INT8 engine")
                for w in e.warnings)
+    # every FP16 layer says why it is not INT8, and explain names that reason, not an empty one
+    why = {r.reason for r in e.steps if r.kind == "layer"}
+    assert why == {f"TensorRT keeps the FP16 engine: it times faster than the INT8 one ({fp16.total_ms:.4f} "
+                   f"ms vs {int8.total_ms:.4f} ms)"}
+    text = next(c["text"] for c in dlasim.explain(g, hw, device="gpu", precision="int8").causes
+                if c["code"] == "precision_unsupported")
+    assert "TensorRT keeps the FP16 engine" in text and "()" not in text
     # where INT8 wins (plain convs: no group padding) the INT8 engine is kept, with no warning
     b = GraphBuilder("dense")
     x = b.input("x", (1, 64, 56, 56))
@@ -268,3 +275,56 @@ def test_a_switched_engine_keeps_the_requested_builds_option_warnings():
     e = dlasim.estimate(b.build([x]), "xavier-agx", device="gpu", precision="int8", input_formats="int8:chw32")
     assert any(w.startswith("TensorRT would run this engine in FP16") for w in e.warnings)
     assert not any("FP16 engine" in w and "--inputIOFormats" in w for w in e.warnings), e.warnings
+
+
+def _loadable_limit_graph(width: int, size: int, convs_past_limit: int, regions: int = 17) -> dlasim.Graph:
+    """`regions` DLA regions, each a Mish (no DLA support, no GPU INT8 kernel: FP16 on the GPU) before convs:
+    Orin's 16 loadables per core (orin-agx.toml) send every conv of region 17 on to the GPU."""
+    b = GraphBuilder("limit")
+    x = b.input("x", (1, width, size, size))
+    for i in range(regions):
+        x = b.op("Mish", [x], name=f"m{i}")
+        for j in range(convs_past_limit if i >= 16 else 1):
+            x = b.conv(x, width, kernel=3, name=f"c{i}_{j}")
+    return b.build([x])
+
+
+def test_a_dla_int8_builds_gpu_layers_are_timed_in_fp16():
+    """Four regions past the limit, one small conv each: on the GPU, INT8 convs between FP16 Mish layers pay an
+    FP16 -> INT8 and an INT8 -> FP16 reformat each (two floors of 17 us against a 10 us conv); in FP16 they pay
+    none, so TensorRT keeps the GPU layers in FP16. The DLA loadables are the same in both builds."""
+    from dlasim.passes import cached_plan
+    from dlasim.simulate import estimate_plan
+    g = _loadable_limit_graph(16, 8, 1, regions=20)
+    hw = dlasim.hardware("orin-agx")
+    o = BuildOptions.of(device="dla", precision="int8")
+    int8 = estimate_plan(cached_plan(g, hw, o))
+    fp16 = estimate_plan(cached_plan(g, hw, o, gpu_precision="fp16"))
+    gpu_convs = lambda e: {r.name: r.precision for r in e.steps if r.kind == "layer" and r.device == "gpu"
+                           and r.op == "Conv"}
+    assert set(gpu_convs(int8).values()) == {"int8"} and set(gpu_convs(fp16).values()) == {"fp16"}
+    assert len(gpu_convs(int8)) == 4
+    n_copies = lambda e: sum(r.kind == "reformat" for r in e.steps)
+    assert n_copies(int8) - n_copies(fp16) == 8 - 1     # one pair per conv; the FP16 engine output still converts
+    dla = lambda e: [(r.name, r.precision, r.time_ms) for r in e.steps if r.device == "dla"]
+    assert dla(int8) == dla(fp16)
+    e = dlasim.estimate(g, hw, device="dla", precision="int8")
+    assert fp16.total_ms < int8.total_ms and e.total_ms == pytest.approx(fp16.total_ms)
+    assert e.precision == "int8"
+    assert [w for w in e.warnings if w.startswith("TensorRT would run this engine's GPU layers in FP16:")]
+    conv = next(r for r in e.steps if r.name == "c19_0")
+    assert conv.precision == "fp16" and conv.reason.startswith("past the 16th DLA loadable")
+    assert "TensorRT keeps the GPU layers in FP16" in conv.reason
+    mish = next(r for r in e.steps if r.name == "m19")
+    assert mish.reason == "Mish is not supported on DLA v2"        # FP16 in both builds: its own reason only
+
+
+def test_a_dla_int8_build_keeps_int8_gpu_layers_that_win():
+    # four wide convs in a row past the limit: INT8 halves their time, and only the chain's ends pay a copy
+    g = _loadable_limit_graph(256, 64, 4)
+    e = dlasim.estimate(g, "orin-agx", device="dla", precision="int8")
+    assert {r.precision for r in e.steps if r.kind == "layer" and r.device == "gpu" and r.op == "Conv"} == {"int8"}
+    assert not any("would run" in w for w in e.warnings)
+    # FP16 and DLA FP16 builds are not timed against anything
+    f = dlasim.estimate(g, "orin-agx", device="dla", precision="fp16")
+    assert not any("would run" in w for w in f.warnings)

@@ -120,15 +120,18 @@ def explain_measured(model, hw="xavier-agx", profile_path=None, gpu_compute_ms: 
     """Predicted vs measured per profile row, the share of measured time matched, and the causes.
 
     The build options are dlasim.estimate's (`options` and keyword arguments; an unknown one is an error);
-    `plan`, when given, is the Plan to compare and they are not used."""
-    from ..api import build
+    the Plan compared is the one dlasim.estimate keeps (builder.py: timed against wider precisions), or
+    `plan`, when given, and then they are not used."""
     from ..simulate import estimate_plan
     opts = BuildOptions.of(options, **kw)
     if profile_path is None:
         raise DlasimError("explain --measured: give a trtexec --exportProfile JSON file")
     if plan is None:
-        plan = build(model, hw, opts)
-    est = estimate_plan(plan)
+        from ..api import kept_engine
+        engine = kept_engine(model, hw, opts)
+        plan, est = engine.plan, engine.estimate
+    else:
+        est = estimate_plan(plan)
     profile = load_profile(profile_path)
     rows, how = measured_rows(profile, gpu_compute_ms)
     groups = join(plan, rows, split_dla=split_dla, layer_map=layer_map)

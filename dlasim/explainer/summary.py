@@ -33,7 +33,8 @@ def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3) -> s
         text += "; channels C->K: " + ", ".join(f"{ck} ({k})" for ck, k in by_ch.most_common(8))
     if code in ("fallback", "precision_unsupported") + SPARSE_CODES:
         why = Counter(r.parts.sparse_reason if code in SPARSE_CODES else r.reason for r in hits)
-        text += " (" + "; ".join(f"{w} ({k})" for w, k in why.most_common(3) if w) + ")"
+        told = [f"{w} ({k})" for w, k in why.most_common(4) if w][:3]
+        text += f" ({'; '.join(told)})" if told else ""
     return text + (_wide_io(rows, ctx, n) if code == "precision_unsupported" else "")
 
 

@@ -16,6 +16,11 @@ Where latency is not a sum of independent per-block numbers (reference/dla.md s0
   part-way. These prices come from builds with a lowered per-core limit that runs out at that point
   (every unit, choice and context of the designed candidates). A price never observed is interpolated
   between the unit's full and all-GPU forms and its candidates are flagged inexact.
+- **Builds TensorRT times.** An INT8 build is timed against its FP16 alternative (builder.always_timed: the
+  FP16 engine on the GPU, the GPU layers in FP16 on the DLA), and the faster one is the engine; which one
+  wins depends on the whole network. So an INT8 table is two tables, one per build, each priced from its
+  Plan without the choice, and each candidate gets the faster total. (The FP32 engine a GPU build is timed
+  against where copies dominate is not followed.)
 Designed candidates (greedy, full depth) put every block choice, with each input width, after each kind of
 previous block. Prices come from `dlasim.estimate` of those whole networks: each step's time is
 charged to the unit of its first layer; reformats, transitions and launches to the unit of the layer step
@@ -92,6 +97,9 @@ class LatencyTable:
     known: list[np.ndarray]            # unit -> (keys, states, levels) priced from an observation
     builds: int = 0
     notes: list[str] = field(default_factory=list)
+    # INT8 / best: the same space priced with the FP16 alternative TensorRT times (builder.always_timed);
+    # predict keeps the faster per candidate
+    alternative: "LatencyTable | None" = None
     _flat_cache: list | None = field(default=None, repr=False, compare=False)
 
     # ---- construction ------------------------------------------------------------------------------
@@ -99,9 +107,27 @@ class LatencyTable:
     def build(cls, space: SearchSpace, hw="orin-agx", device: str = "dla", precision: str = "int8",
               batch: int = 1, max_builds: int = 4000) -> "LatencyTable":
         """Price every choice of `space` in context with full estimates of designed candidates."""
-        from ..api import estimate
+        from ..build_options import BuildOptions
+        from ..builder import always_timed
         from ..hardware import hardware
         plat = hardware(hw)
+        tables = [cls._priced(space, plat, opts, gpu_p, max_builds)
+                  for opts, gpu_p in always_timed(BuildOptions.of(device=device, precision=precision, batch=batch))]
+        tab = tables[0]
+        if len(tables) > 1:
+            tab.alternative = tables[1]
+            tab.builds += tables[1].builds
+            tab.notes.append(f"also priced with its FP16 alternative ({tables[1].builds} full estimates), as "
+                             "TensorRT times it; each candidate gets the faster")
+        return tab
+
+    @classmethod
+    def _priced(cls, space: SearchSpace, plat, opts, gpu_precision: str | None, max_builds: int) -> "LatencyTable":
+        """The table of one build (`opts`, Plan.gpu_precision), not timed against any other: its estimates are
+        estimate_plan's of the passes' Plan (builder.build_engine would pick among the alternatives)."""
+        from ..passes import cached_plan
+        from ..simulate import estimate_plan
+        device, precision, batch = opts.device, opts.precision, opts.batch
         limit = plat.dla.support.max_loadables_per_core if (plat.dla and device == "dla") else 0
         n_keys = _n_keys(space)
         designs = _designs(space, n_keys, max_builds)
@@ -109,7 +135,7 @@ class LatencyTable:
 
         def run(row, p, lim):
             nonlocal builds
-            e = estimate(space.build(row, batch=batch), p, device=device, precision=precision, batch=batch)
+            e = estimate_plan(cached_plan(space.build(row, batch=batch), p, opts, gpu_precision))
             builds += 1
             return _observe(space, row, _charge(e.steps), lim)
 
@@ -182,6 +208,15 @@ class LatencyTable:
         if X.shape[1] != self.space.n_columns:
             raise ValueError(f"{self.space.name}: candidates have {self.space.n_columns} columns, "
                              f"got {X.shape[1]}")
+        total, exact = self._chain(X)
+        if self.alternative is not None:         # the build TensorRT keeps: the faster of the two
+            alt, alt_exact = self.alternative._chain(X)
+            faster = alt < total
+            total, exact = np.where(faster, alt, total), np.where(faster, alt_exact, exact)
+        return (total, exact) if flags else total
+
+    def _chain(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(latency ms, exact mask) of each candidate along this table's chain of unit prices."""
         keys, present = unit_keys(self.space, X)
         flat = self._flat()
         n = X.shape[0]
@@ -208,7 +243,7 @@ class LatencyTable:
                 used += np.minimum(opened_f[i2], np.maximum(limit - used, 0))
                 free = np.minimum(np.maximum(limit - used, 0), top)
             state = nxt
-        return (total, exact) if flags else total
+        return total, exact
 
     def _flat(self) -> list[tuple]:
         """Per unit, the price arrays flattened for one-index lookups, with one extra key for an absent unit

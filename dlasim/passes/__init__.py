@@ -23,14 +23,16 @@ from .reformat import insert_reformats
 PASSES = (fold, check_dla_support, place, assign_precision, fuse, quantize, partition, insert_reformats, pair_kernels)
 
 
-def build_plan(graph: Graph, platform: Platform, options: BuildOptions = BuildOptions()) -> Plan:
-    """Run every pass over `graph` (already at the wanted batch and shapes) for `platform`."""
+def build_plan(graph: Graph, platform: Platform, options: BuildOptions = BuildOptions(),
+               gpu_precision: str | None = None) -> Plan:
+    """Run every pass over `graph` (already at the wanted batch and shapes) for `platform`; `gpu_precision`
+    (Plan.gpu_precision) sets what the GPU layers of a DLA build run."""
     check_dla_core(platform, options.dla_core)
     if options.device == "gpu" and platform.gpu is None:
         raise DlasimError(f"{platform.name} has no GPU; use device='dla' (--device dla)")
     if options.device == "dla" and platform.gpu is None and options.gpu_fallback:
         options = options.replace(gpu_fallback=False)
-    plan = Plan(graph, platform, options, graph.batch)
+    plan = Plan(graph, platform, options, graph.batch, gpu_precision=gpu_precision)
     for p in PASSES:
         p(plan)
     return plan
@@ -55,27 +57,28 @@ _LAST: list = [None]       # [(graph, content or None: seen once, {(platform id,
 PLANS_PER_GRAPH = 8
 
 
-def cached_plan(graph: Graph, platform: Platform, options: BuildOptions = BuildOptions()) -> Plan:
+def cached_plan(graph: Graph, platform: Platform, options: BuildOptions = BuildOptions(),
+                gpu_precision: str | None = None) -> Plan:
     """build_plan's Plan, reused when the graph estimated last, the same object holding the same content, is
     built again with the same platform and options. The Plan returned is shared: read it, never change it."""
     entry = _LAST[0]                   # one (graph, content, plans) triple, read and replaced whole (threads)
     if entry is None or entry[0] is not graph:
         _LAST[0] = None                    # free the previous graph's Plans before building
-        plan = build_plan(graph, platform, options)
+        plan = build_plan(graph, platform, options, gpu_precision)
         _LAST[0] = (graph, None, {})       # seen once: fingerprinted if it comes again
         return plan
     try:
         content = graph.fingerprint(identity=True)
     except Exception:          # an attribute value pickle cannot write (an importer's own object): no reuse
-        return build_plan(graph, platform, options)
+        return build_plan(graph, platform, options, gpu_precision)
     if entry[1] != content:            # seen once, or changed in place since its Plans were built
         entry = _LAST[0] = None
     plans = entry[2] if entry is not None else {}
-    key = (id(platform), options.build_key)
+    key = (id(platform), options.build_key, gpu_precision)
     hit = plans.get(key)
     if hit is not None and hit[0] is platform:
         return hit[1]
-    plan = build_plan(graph, platform, options)
+    plan = build_plan(graph, platform, options, gpu_precision)
     if len(plans) >= PLANS_PER_GRAPH:
         plans.clear()
     plans[key] = (platform, plan)

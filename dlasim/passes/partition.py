@@ -22,7 +22,7 @@ def partition(plan) -> None:
             if max(regions) < limit or plan.device != "dla":
                 break
             # regions are numbered in execution order; the ones past the limit go to the GPU
-            gpu_p = run_precision("gpu", plan.precision)
+            gpu_p = plan.gpu_run_precision()
             reason = f"past the {limit}th DLA loadable of core {plan.dla_core} (at most {limit} per core)"
             for step, r in zip(steps, regions):
                 if r >= limit:

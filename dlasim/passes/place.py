@@ -78,7 +78,7 @@ def assign_precision(plan) -> None:
     # read once per build, not per step
     dla_p = run_precision("dla", want, dla.precisions) if dla is not None else None
     dla_fp16_only = frozenset(dla.support.int8_fp16_only_ops) if dla is not None else frozenset()
-    gpu_p = run_precision("gpu", want)
+    gpu_p = plan.gpu_run_precision()
     tf32 = plan.platform.gpu is not None and plan.platform.gpu.tf32
     g = plan.graph
     for step in plan.steps:
