@@ -39,6 +39,7 @@ from .ir import Graph
 from .ops import QDQ
 from .passes import cached_plan
 from .plan import Plan
+from .precision import run_precision
 from .report import Estimate
 from .simulate import estimate_plan
 
@@ -93,7 +94,8 @@ def build_engine(graph: Graph, platform: Platform, options: BuildOptions) -> Eng
             alt.precision = options.precision
             w, p = wider.upper(), options.precision.upper()
             _kept(alt, asked, f"{RUNS_WIDER.format(w)} it times faster than the {p} engine",
-                  f"TensorRT keeps the {w} engine: it times faster than the {p} one", options.precision)
+                  f"TensorRT keeps the {w} engine: it times faster than the {p} one",
+                  run_precision("gpu", options.precision))
             plan, e = alt_plan, alt
     return Engine(plan, e)
 
@@ -109,9 +111,9 @@ def _dla_gpu_layers_timed(graph: Graph, platform: Platform, options: BuildOption
     alt = estimate_plan(alt_plan)
     if alt.total_ms >= asked.estimate.total_ms:
         return asked
-    w, p = ALWAYS_TIMED.upper(), options.precision.upper()
+    w, p = ALWAYS_TIMED.upper(), run_precision("gpu", options.precision).upper()     # "best" runs INT8
     _kept(alt, asked.estimate, f"{GPU_RUNS_WIDER.format(w)} the engine times faster than with {p} GPU layers",
-          f"TensorRT keeps the GPU layers in {w}: the engine times faster than with {p} ones", options.precision)
+          f"TensorRT keeps the GPU layers in {w}: the engine times faster than with {p} ones", p.lower())
     return Engine(alt_plan, alt)
 
 

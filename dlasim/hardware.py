@@ -45,6 +45,10 @@ class FrozenDict(dict):
 
 
 ReadOnly = AfterValidator(FrozenDict)
+# a CTA tile [M, N, K]: three sizes of 1 .. 1024 (TensorRT's tactic names go up to 256; a tile is held in one
+# SM's shared memory and registers, so a size past 1024 is a typo, not a tile)
+CtaTile = Annotated[tuple[Annotated[int, Field(ge=1, le=1024)], ...], Field(min_length=3, max_length=3)]
+CtaTiles = tuple[CtaTile, ...]
 
 
 class _Block(BaseModel):
@@ -188,10 +192,10 @@ class Gpu(_Block):
     fma_per_clk_per_sm_fp16: float = Field(gt=0)
     fma_per_clk_per_sm_int8: float = Field(gt=0)
     sparse_tensor_cores: bool = False              # 2:4 structured sparsity (Ampere and later)
-    cta_tiles_fp32: tuple[tuple[int, ...], ...]                # [M, N, K] CTA tiles TensorRT picks
-    cta_tiles_fp16: tuple[tuple[int, ...], ...]
-    cta_tiles_int8: tuple[tuple[int, ...], ...]
-    sparse_cta_tiles: tuple[tuple[int, ...], ...] = ()
+    cta_tiles_fp32: CtaTiles                # [M, N, K] CTA tiles TensorRT picks
+    cta_tiles_fp16: CtaTiles
+    cta_tiles_int8: CtaTiles
+    sparse_cta_tiles: CtaTiles = ()
     ctas_per_sm: int = Field(default=1, ge=1)
     tensor_efficiency: float = Field(gt=0, le=1)   # sustained share of peak for a large, aligned GEMM
     sparse_efficiency: float = Field(default=0.5, gt=0, le=1)  # sparse speed-up over dense = 2 x this (large GEMM)

@@ -136,6 +136,12 @@ BAD = {
                   "524288 bytes is not cbuf_banks x cbuf_bank_entries x cbuf_entry_bytes = 262144"),
     "out_of_range": (_edit(XAVIER, "image_mode_utilization = 0.5\n", "image_mode_utilization = 1.5\n"),
                      "dla.image_mode_utilization", "less than or equal"),
+    # a CTA tile is [M, N, K] of sizes 1 .. 1024 (a huge K made the GEMM model divide by zero)
+    "tile_size": (re.sub(r"\ncta_tiles_fp16 = \[\[(\d+), (\d+), (\d+)\]", r"\ncta_tiles_fp16 = [[\1, \2, 10**400]",
+                         XAVIER, count=1).replace("10**400", "1" + "0" * 400),
+                  "gpu.cta_tiles_fp16.0.2", "less than or equal to 1024"),
+    "tile_rank": (re.sub(r"\ncta_tiles_fp16 = \[\[(\d+), (\d+), (\d+)\]", r"\ncta_tiles_fp16 = [[\1, \2]",
+                         XAVIER, count=1), "gpu.cta_tiles_fp16.0", "at least 3 items"),
     # an earlier spec version's field: the error says what replaced it and how to convert
     "renamed": (re.sub(r"\ndram_bytes_per_cycle = [0-9.e+-]+\n", "\ndram_efficiency = 0.2155\n", XAVIER, count=1),
                 "dla.dram_efficiency", "replaced by dla.dram_bytes_per_cycle = share x DRAM bytes/s / DLA clock_hz"),
