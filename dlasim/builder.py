@@ -23,10 +23,10 @@ precision. So a DLA INT8 (or best) build whose GPU layers run INT8 is timed agai
 GPU layers in FP16 (Plan.gpu_precision; the DLA loadables are the same): INT8 GPU layers between FP16-only
 ones (softmax, LayerNorm pieces, the activations without INT8 kernels) pay an INT8 <-> FP16 reformat at every
 change, and the FP16 layers pay none. The faster is kept, with a warning. The FP16 alternative is built only
-where the INT8 build has such a copy between two GPU layers (a search bound of dlasim's, as the FP32 one
-above: without one, the FP16 GPU layers save no copy and give up INT8's rate and bytes;
-benchmarks/dla_gpu_layers_bound.py: of 160 builds on the Xavier and Orin DLAs it skips none of the 35 that
-FP16 GPU layers win, and saves 88 alternative builds).
+where the INT8 build has such a copy between two GPU layers or an INT8 GPU conv that pads its channels per
+group (fp16_may_win: a search bound of dlasim's, as the FP32 one above: without either, the FP16 GPU layers
+save no copy and no padding and give up INT8's rate and bytes; benchmarks/dla_gpu_layers_bound.py counts
+the FP16 wins it would skip and the builds it saves).
 """
 from __future__ import annotations
 
@@ -59,11 +59,13 @@ def runs_wider(est: Estimate, precision: str) -> bool:
     return any(w.startswith(heads) for w in est.warnings)
 
 
-def always_timed(options: BuildOptions) -> list[tuple[BuildOptions, str | None]]:
+def always_timed(options: BuildOptions, platform: Platform) -> list[tuple[BuildOptions, str | None]]:
     """The builds TensorRT times for `options` whatever their copies cost, as (options, Plan.gpu_precision):
     the requested one and, for INT8 / best, its FP16 alternative (the FP16 engine on the GPU, the GPU layers
-    in FP16 on the DLA). The latency tables (nas/table.py) price each and keep the faster per candidate."""
-    if options.precision not in ("int8", "best"):
+    in FP16 on the DLA, where it has a GPU to fall back to). The latency tables (nas/table.py) price each
+    and keep the faster per candidate."""
+    if options.precision not in ("int8", "best") or (
+            options.device == "dla" and (platform.gpu is None or not options.gpu_fallback)):
         return [(options, None)]
     if options.device == "gpu":
         return [(options, None), (options.replace(precision=ALWAYS_TIMED), None)]
@@ -103,9 +105,7 @@ def build_engine(graph: Graph, platform: Platform, options: BuildOptions) -> Eng
 def _dla_gpu_layers_timed(graph: Graph, platform: Platform, options: BuildOptions, asked: Engine) -> Engine:
     """The DLA build `asked`, or the same build with its GPU layers in FP16 where that times faster (the
     module notes)."""
-    if options.precision not in ("int8", "best") or not any(
-            r.kind == "reformat" and r.copy is not None and {r.copy.src[0], r.copy.dst[0]} == INT8_FP16
-            for r in asked.estimate.steps):
+    if options.precision not in ("int8", "best") or not fp16_may_win(asked.estimate):
         return asked
     alt_plan = cached_plan(graph, platform, options, gpu_precision=ALWAYS_TIMED)
     alt = estimate_plan(alt_plan)
@@ -115,6 +115,19 @@ def _dla_gpu_layers_timed(graph: Graph, platform: Platform, options: BuildOption
     _kept(alt, asked.estimate, f"{GPU_RUNS_WIDER.format(w)} the engine times faster than with {p} GPU layers",
           f"TensorRT keeps the GPU layers in {w}: the engine times faster than with {p} ones", p.lower())
     return Engine(alt_plan, alt)
+
+
+def fp16_may_win(est: Estimate) -> bool:
+    """Whether a DLA INT8 build's GPU layers may time faster in FP16 (the search bound in the module notes):
+    an INT8 <-> FP16 copy between GPU layers, or an INT8 GPU conv padding its input channels per group to
+    the INT8 tensor-core alignment (chw32; a grouped conv of group width 8 does 4x the MACs, FP16 hwc8 none)."""
+    for r in est.steps:
+        if r.kind == "reformat" and r.copy is not None and {r.copy.src[0], r.copy.dst[0]} == INT8_FP16:
+            return True
+        if (r.kind == "layer" and r.device == "gpu" and r.precision == "int8" and r.conv is not None
+                and r.conv.align > 1):
+            return True
+    return False
 
 
 def _kept(alt: Estimate, asked: Estimate, warning: str, reason: str, precision: str) -> None:
@@ -132,7 +145,7 @@ def _kept(alt: Estimate, asked: Estimate, warning: str, reason: str, precision: 
             continue
         old = was.get(row.name)
         if old is not None and old.precision == row.precision:
-            row.reason = row.reason or old.reason
+            row.reason = old.reason or row.reason      # why it is not the requested precision, if it says
         elif row.precision != (precision if old is None else old.precision):
             base = row.reason or (old.reason if old is not None else "")
             row.reason = f"{base}; {why}" if base else why

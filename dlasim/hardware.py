@@ -167,6 +167,10 @@ class Dla(_Block):
             raise PydanticCustomError("cbuf_size", "{cbuf} bytes is not cbuf_banks x cbuf_bank_entries x "
                                       "cbuf_entry_bytes = {size}", {"field": "cbuf_bytes", "cbuf": self.cbuf_bytes,
                                                                     "size": size})
+        if "fp16" in self.precisions and self.mac_atomic_k_fp16 < 1:
+            raise PydanticCustomError("fp16_macs", "precisions lists fp16, so the DLA needs FP16 MACs: expected "
+                                      "mac_atomic_k_fp16 >= 1 (0 means no FP16: drop fp16 from precisions)",
+                                      {"field": "mac_atomic_k_fp16"})
         return self
 
     def macs_per_cycle(self, precision: str) -> int:

@@ -105,7 +105,7 @@ def test_last_two_dims_transpose_folds_into_the_matmul():
     assert len(layer_steps[0].layers) == 2       # the MatMul and the folded Transpose
 
 
-def test_an_orin_dla_int8_build_is_not_slower_than_fp16_through_its_gpu_layers(exported):
+def test_an_orin_dla_int8_build_is_not_slower_than_fp16_through_its_gpu_layers(exported, capsys):
     """MobileNetV3-small on the Orin DLA: its HardSwish / HardSigmoid layers (no DLA support, no GPU INT8
     kernel) sit between INT8-capable GPU layers; with those in INT8 the engine pays an INT8 <-> FP16 copy at
     every change and comes out slower than the FP16 build. TensorRT times the GPU layers in FP16 too."""
@@ -116,3 +116,9 @@ def test_an_orin_dla_int8_build_is_not_slower_than_fp16_through_its_gpu_layers(e
     assert {r.precision for r in int8.steps if r.kind == "layer" and r.device == "gpu"} == {"fp16"}
     assert {r.precision for r in int8.steps if r.kind == "layer" and r.device == "dla"} == {"int8"}
     assert int8.total_ms < fp16.total_ms
+    # trtexec --int8 alone may not use FP16: the build it makes is not the one dlasim keeps, and it says so
+    assert main(["estimate", path, "--hw", "orin-agx", "--int8", "--format", "json"]) == 0
+    w = [x for x in json.loads(capsys.readouterr().out)["warnings"] if x.startswith("--int8 without --fp16")]
+    assert len(w) == 1 and "cannot keep the FP16 GPU layers" in w[0]
+    assert main(["estimate", path, "--hw", "orin-agx", "--int8", "--fp16", "--format", "json"]) == 0
+    assert not [x for x in json.loads(capsys.readouterr().out)["warnings"] if x.startswith("--int8 without")]

@@ -136,6 +136,8 @@ BAD = {
                   "524288 bytes is not cbuf_banks x cbuf_bank_entries x cbuf_entry_bytes = 262144"),
     "out_of_range": (_edit(XAVIER, "image_mode_utilization = 0.5\n", "image_mode_utilization = 1.5\n"),
                      "dla.image_mode_utilization", "less than or equal"),
+    "no_fp16_macs": (_edit(XAVIER, "mac_atomic_k_fp16 = 16\n", "mac_atomic_k_fp16 = 0\n"), "dla.mac_atomic_k_fp16",
+                     "precisions lists fp16"),
     # a CTA tile is [M, N, K] of sizes 1 .. 1024 (a huge K made the GEMM model divide by zero)
     "tile_size": (re.sub(r"\ncta_tiles_fp16 = \[\[(\d+), (\d+), (\d+)\]", r"\ncta_tiles_fp16 = [[\1, \2, 10**400]",
                          XAVIER, count=1).replace("10**400", "1" + "0" * 400),

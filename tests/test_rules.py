@@ -328,3 +328,35 @@ def test_a_dla_int8_build_keeps_int8_gpu_layers_that_win():
     # FP16 and DLA FP16 builds are not timed against anything
     f = dlasim.estimate(g, "orin-agx", device="dla", precision="fp16")
     assert not any("would run" in w for w in f.warnings)
+
+
+def test_a_dla_int8_build_with_padded_grouped_gpu_convs_is_timed_in_fp16():
+    """Every layer falls back (W = 9000 > the DLA's 8192 limit) and runs INT8 on the GPU, so there is no INT8
+    <-> FP16 copy; but the group width 8 pads to chw32 in INT8 (4x the MACs) and not in FP16 hwc8. The FP16
+    GPU layers are timed too (builder.fp16_may_win), as for the same network built for the GPU."""
+    b = GraphBuilder("wide")
+    x = b.input("x", (1, 64, 8, 9000))
+    for i in range(4):
+        x = b.relu(b.conv(x, 64, kernel=3, groups=8, name=f"c{i}"), name=f"r{i}")
+    g = b.build([x])
+    dla = dlasim.estimate(g, "xavier-agx", device="dla", precision="int8")
+    gpu = dlasim.estimate(g, "xavier-agx", device="gpu", precision="int8")
+    assert {r.precision for r in dla.steps if r.kind == "layer"} == {"fp16"}
+    assert any(w.startswith("TensorRT would run this engine's GPU layers in FP16") for w in dla.warnings)
+    assert any(w.startswith("TensorRT would run this engine in FP16") for w in gpu.warnings)
+    assert dla.total_ms == pytest.approx(gpu.total_ms, rel=0.05)
+
+
+def test_a_switched_dla_build_keeps_the_reasons_of_layers_whose_precision_did_not_change():
+    # a Softmax past the loadable limit runs FP16 in both builds (no GPU INT8 kernel): its reason says so
+    b = GraphBuilder("limit_softmax")
+    x = b.input("x", (1, 16, 8, 8))
+    for i in range(20):
+        x = b.conv(b.op("Mish", [x], name=f"m{i}"), 16, kernel=3, name=f"c{i}")
+    x = b.softmax(x, axis=1, name="sm")
+    e = dlasim.estimate(b.build([b.conv(x, 16, kernel=1, name="last")]), "orin-agx", device="dla",
+                        precision="int8")
+    assert any(w.startswith("TensorRT would run this engine's GPU layers in FP16") for w in e.warnings)
+    sm = next(r for r in e.steps if r.name == "sm")
+    assert sm.precision == "fp16" and "Softmax has no INT8 kernel" in sm.reason, sm.reason
+    assert "TensorRT keeps" not in sm.reason

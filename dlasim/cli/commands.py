@@ -55,7 +55,11 @@ def run_warnings(r, est) -> list[str]:
     if r.no_tf32 and not gpu_fp32 and est.device == "gpu":
         out.append(f"--noTF32 has no effect: no GPU layer runs in FP32 at precision {est.precision}")
     from ..builder import runs_wider             # lazy: an estimate has run, so builder is loaded already
-    if r.int8_without_fp16 and not runs_wider(est, "fp16"):     # a whole FP16 engine won: they have INT8 kernels
+    if r.int8_without_fp16 and runs_wider(est, "fp16"):
+        what = "engine" if est.device == "gpu" else "GPU layers"
+        out.append(f"--int8 without --fp16: trtexec may not use FP16, so it cannot keep the FP16 {what} dlasim "
+                   f"times faster here; it would time INT8 against FP32 (add --fp16 to match)")
+    elif r.int8_without_fp16:
         wider = [s for s in est.steps if s.device == "gpu" and s.kind == "layer" and s.precision == "fp16"]
         if wider:
             out.append(f"--int8 without --fp16: trtexec would run the {len(wider)} GPU layer(s) without an INT8 "

@@ -22,7 +22,8 @@ Where latency is not a sum of independent per-block numbers (reference/dla.md s0
   Plan without the choice, and each candidate gets the faster total. (The FP32 engine a GPU build is timed
   against where copies dominate is not followed.)
 Designed candidates (greedy, full depth) put every block choice, with each input width, after each kind of
-previous block. Prices come from `dlasim.estimate` of those whole networks: each step's time is
+previous block. Prices come from full estimates of those whole networks (each build's Plan, costed as
+`dlasim.estimate` costs it): each step's time is
 charged to the unit of its first layer; reformats, transitions and launches to the unit of the layer step
 that follows them (trailing output reformats to the last unit). Nothing is fitted.
 """
@@ -112,7 +113,8 @@ class LatencyTable:
         from ..hardware import hardware
         plat = hardware(hw)
         tables = [cls._priced(space, plat, opts, gpu_p, max_builds)
-                  for opts, gpu_p in always_timed(BuildOptions.of(device=device, precision=precision, batch=batch))]
+                  for opts, gpu_p in always_timed(BuildOptions.of(device=device, precision=precision, batch=batch),
+                                                  plat)]
         tab = tables[0]
         if len(tables) > 1:
             tab.alternative = tables[1]
