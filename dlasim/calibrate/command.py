@@ -17,8 +17,10 @@ from .spec_patch import write_spec
 def _observations(plat, models: list[str], profiles: list[str], layer_info: str | None, device: str | None,
                   precision: str, batch: int | None):
     """Observations of every (model, profile) pair; also the devices seen, whether reformat rows were
-    matched, and warnings about partial matches."""
-    from ..api import build
+    matched, and warnings about partial matches. Each profile is joined to the Plan dlasim.estimate keeps
+    under the spec as given (builder.py: timed against the precisions TensorRT times)."""
+    from ..api import kept_engine
+    from ..build_options import BuildOptions
     from ..explainer.measured import load_profile, require_match
     from ..trtexec import join_layer_info, parse_layer_info
     obs, devices, reformat_rows, warnings = [], set(), False, []
@@ -28,7 +30,7 @@ def _observations(plat, models: list[str], profiles: list[str], layer_info: str 
             prof = join_layer_info(prof, parse_layer_info(layer_info))
         dev = device or ("dla" if any(r.kind == "dla_subgraph" for r in prof.rows) else "gpu")
         devices.add(dev)
-        plan = build(model, plat, device=dev, precision=precision, batch=batch)
+        plan = kept_engine(model, plat, BuildOptions.of(device=dev, precision=precision, batch=batch)).plan
         o, groups = row_observations(plan, prof, split_dla=True, dataset=str(prof_path))
         partial = require_match(groups, len(prof.rows), prof.source, plan.graph.name)
         if partial:
