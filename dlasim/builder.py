@@ -38,7 +38,7 @@ from .hardware import Platform
 from .ir import Graph
 from .ops import QDQ
 from .passes import cached_plan
-from .plan import Plan
+from .plan import Decision, Plan
 from .precision import run_precision
 from .report import Estimate
 from .simulate import estimate_plan
@@ -133,7 +133,8 @@ def fp16_may_win(est: Estimate) -> bool:
 def _kept(alt: Estimate, asked: Estimate, warning: str, reason: str, precision: str) -> None:
     """Mark `alt`, the timed alternative kept over the requested build `asked`: the requested build's option
     warnings plus `warning`, and on its layers the reasons of the requested build's, with `reason` (and both
-    times) added where a layer runs wider than there, or than `precision` where the builds fuse differently."""
+    times) added where a layer runs wider than there, or than `precision` where the builds fuse differently;
+    those layers also get a "builder" Decision (the Estimate's list is its own copy of the Plan's)."""
     reformat_ms = asked.by_kind().get("reformat", 0.0)
     times = f"{alt.total_ms:.4f} ms vs {asked.total_ms:.4f} ms"
     alt.warnings[:] = list(asked.warnings)      # the options' warnings are the requested build's
@@ -149,3 +150,4 @@ def _kept(alt: Estimate, asked: Estimate, warning: str, reason: str, precision: 
         elif row.precision != (precision if old is None else old.precision):
             base = row.reason or (old.reason if old is not None else "")
             row.reason = f"{base}; {why}" if base else why
+            alt.decisions.append(Decision(row.name, "builder", row.precision, why))

@@ -317,6 +317,11 @@ def test_a_dla_int8_builds_gpu_layers_are_timed_in_fp16():
     assert "TensorRT keeps the GPU layers in FP16" in conv.reason
     mish = next(r for r in e.steps if r.name == "m19")
     assert mish.reason == "Mish is not supported on DLA v2"        # FP16 in both builds: its own reason only
+    moved = {d.layer: d.action for d in e.decisions if d.pass_name == "builder"}
+    assert moved == {f"c{i}_0": "fp16" for i in range(16, 20)}
+    again = dlasim.estimate(g, hw, device="dla", precision="int8")      # the cached Plan's list is not changed
+    assert [d for d in again.decisions if d.pass_name == "builder"] == [d for d in e.decisions
+                                                                        if d.pass_name == "builder"]
 
 
 def test_a_dla_int8_build_keeps_int8_gpu_layers_that_win():
