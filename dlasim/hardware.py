@@ -376,6 +376,24 @@ def _toml_where(path: str, msg: str) -> str:
     return f": key {name} given twice" if "overwrite" in msg else f" at key {name}"
 
 
+INT_MAX = 2 ** 53       # the largest integer a float holds exactly; the cost model multiplies ints into floats
+
+
+def _huge_integer(value, where: str = "") -> str:
+    """The dotted key of the first integer in parsed TOML whose magnitude passes INT_MAX, else ""."""
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = ((str(i), v) for i, v in enumerate(value))
+    else:
+        return where if type(value) is int and abs(value) > INT_MAX else ""
+    for k, v in items:
+        hit = _huge_integer(v, f"{where}.{k}" if where else str(k))
+        if hit:
+            return hit
+    return ""
+
+
 @functools.lru_cache(maxsize=64)
 def _load_file(path: str, mtime: float) -> Platform:
     from .safeio import read_text
@@ -386,6 +404,10 @@ def _load_file(path: str, mtime: float) -> Platform:
         raise SpecError(f"{path}: not valid TOML{_toml_where(path, str(e))} ({e})") from None
     except RecursionError:
         raise SpecError(f"{path}: not valid TOML (arrays or tables nest too deeply)") from None
+    huge = _huge_integer(data)
+    if huge:
+        raise SpecError(f"{path}: field {huge}: an integer past 2**53 (it has no exact float; no spec quantity "
+                        f"is that large)")
     try:
         return Platform.model_validate({**data, "path": path})
     except ValidationError as e:

@@ -138,10 +138,11 @@ BAD = {
                      "dla.image_mode_utilization", "less than or equal"),
     "no_fp16_macs": (_edit(XAVIER, "mac_atomic_k_fp16 = 16\n", "mac_atomic_k_fp16 = 0\n"), "dla.mac_atomic_k_fp16",
                      "precisions lists fp16"),
+    "huge_int": (_edit(XAVIER, "mac_atomic_k_fp16 = 16\n", "mac_atomic_k_fp16 = " + "9" * 60 + "\n"),
+                 "dla.mac_atomic_k_fp16", "past 2**53"),
     # a CTA tile is [M, N, K] of sizes 1 .. 1024 (a huge K made the GEMM model divide by zero)
-    "tile_size": (re.sub(r"\ncta_tiles_fp16 = \[\[(\d+), (\d+), (\d+)\]", r"\ncta_tiles_fp16 = [[\1, \2, 10**400]",
-                         XAVIER, count=1).replace("10**400", "1" + "0" * 400),
-                  "gpu.cta_tiles_fp16.0.2", "less than or equal to 1024"),
+    "tile_size": (re.sub(r"\ncta_tiles_fp16 = \[\[(\d+), (\d+), (\d+)\]", r"\ncta_tiles_fp16 = [[\1, \2, 2048]",
+                         XAVIER, count=1), "gpu.cta_tiles_fp16.0.2", "less than or equal to 1024"),
     "tile_rank": (re.sub(r"\ncta_tiles_fp16 = \[\[(\d+), (\d+), (\d+)\]", r"\ncta_tiles_fp16 = [[\1, \2]",
                          XAVIER, count=1), "gpu.cta_tiles_fp16.0", "at least 3 items"),
     # an earlier spec version's field: the error says what replaced it and how to convert
