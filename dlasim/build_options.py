@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 
 from . import rules
 from .errors import DlasimError, ModelError
+from .dims import check_batch, check_dims
 
 DEVICES = ("dla", "gpu")
 PRECISIONS = ("fp32", "fp16", "int8", "best")
@@ -70,8 +71,8 @@ class BuildOptions:
             if value not in allowed:
                 raise DlasimError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
         b = self.batch
-        if b is not None and (type(b) is not int or b < 1):
-            raise ModelError(f"batch={b!r} (--batch): expected an integer >= 1")
+        if b is not None:
+            check_batch(b)
         if type(self.gpu_fallback) is not bool:
             raise DlasimError(f"gpu_fallback={self.gpu_fallback!r} (--allowGPUFallback): expected True or False")
         c = self.dla_core
@@ -167,5 +168,6 @@ def _shapes(value) -> tuple[tuple[str, tuple[int, ...]], ...]:
             shape = tuple(int(d) for d in dims)
         except (TypeError, ValueError):
             raise ModelError(f"shapes (--shapes): expected {{input name: shape tuple}}, got {item!r}") from None
+        check_dims(str(name), shape)
         out.append((str(name), shape))
     return tuple(out)

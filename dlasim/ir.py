@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from . import ops
+from .dims import check_batch
 from .errors import ModelError
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "int8": 1, "int32": 4, "int64": 8, "uint8": 1, "bool": 1, "float64": 8}
@@ -208,8 +209,7 @@ class Graph:
 
     def with_batch(self, batch: int) -> "Graph":
         """A copy whose inputs have batch size `batch` (dimension 0)."""
-        if batch < 1:
-            raise ModelError(f"batch={batch!r} (--batch): expected an integer >= 1")
+        check_batch(batch)
         if all(self.tensors[t].shape and self.tensors[t].shape[0] == batch for t in self.inputs):
             return self
         return self.with_shapes({t: (batch,) + tuple(self.tensors[t].shape[1:]) for t in self.inputs})

@@ -104,7 +104,7 @@ def test_platform_repr_is_one_line():
     (dict(precision="fp64"), "precision='fp64': expected one of fp32, fp16, int8, best"),
     (dict(device="cpu"), "device='cpu': expected one of dla, gpu"),
     (dict(sparsity="on"), "sparsity='on': expected one of disable, enable, force"),
-    (dict(batch=0), "batch=0 (--batch): expected an integer >= 1"),
+    (dict(batch=0), "batch=0 (--batch): expected an integer from 1 to 2147483647"),
     (dict(dla_core=2), "dla_core=2 (--dla-core, --useDLACore): xavier-agx has 2 DLA core(s), numbered from 0: expected 0..1, got 2"),
     (dict(hw="nvdla-small", device="gpu"), "nvdla-small has no GPU; use device='dla' (--device dla)"),
     (dict(shapes={"data": (1, 3, 8, 8)}), "shapes (--shapes): 'data' is not an input of resnet18"),

@@ -161,5 +161,8 @@ def test_engines_file_errors_name_the_key_and_the_engine(tmp_path):
     with pytest.raises(DlasimError, match="unknown top-level key 'threads'"):
         load_engines(str(f))
     f.write_text('[[engine]]\nmodel = "zoo:resnet18"\n[[engine]]\nmodel = "zoo:resnet18"\nbatch = 0\n')
-    with pytest.raises(DlasimError, match=r"engine 2: batch must be >= 1"):
+    with pytest.raises(DlasimError, match=r"engine 2: batch must be from 1 to 2147483647"):
+        load_engines(str(f))
+    f.write_text('[[engine]]\nmodel = "zoo:resnet18"\nbatch = ' + "9" * 48 + '\n')     # was accepted and costed
+    with pytest.raises(DlasimError, match=r"engine 1: batch must be from 1 to 2147483647"):
         load_engines(str(f))

@@ -101,7 +101,7 @@ def test_the_check_lets_module_imports_through(source, where):
 # trtexec, measures, schema, the facade) read estimates and sit above them all. No two modules import each
 # other, directly or through others, in any layer.
 LAYERS = (
-    ("errors", "resources", "safeio", "columns", "onnx_package", "_version", "records"),
+    ("errors", "resources", "safeio", "columns", "onnx_package", "_version", "records", "dims"),
     ("ops", "hardware", "rules", "build_options", "precision"),
     ("ir", "plan", "export"),                 # Graph.to_onnx writes through export (which imports no IR)
     ("importers", "zoo", "filekind"),

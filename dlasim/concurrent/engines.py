@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from ..build_options import parse_flag
 from ..errors import DlasimError
+from ..dims import DIM_MAX
 from ..safeio import load_toml
 
 _KEYS = ("device", "precision", "batch", "input_formats", "output_formats", "gpu_fallback", "label",
@@ -76,8 +77,8 @@ def make_engine(fields: dict, where: str) -> Engine:
         kw["precision"] = p
     if "batch" in fields:
         kw["batch"] = _int(fields["batch"], where, "batch")
-        if kw["batch"] < 1:
-            raise DlasimError(f"{where}: batch must be >= 1")
+        if not 1 <= kw["batch"] <= DIM_MAX:
+            raise DlasimError(f"{where}: batch must be from 1 to {DIM_MAX}")
     for k in ("input_formats", "output_formats", "label"):
         if k in fields:
             kw[k] = str(fields[k])

@@ -7,10 +7,12 @@ Suffixes: `.onnx` (importers/onnx.py, the `onnx` package, imported lazily so the
 """
 from __future__ import annotations
 
+import operator
 import os
 from pathlib import Path
 
 from ..errors import ModelError
+from ..dims import check_batch, check_dims
 from ..ir import Graph
 
 SUFFIXES = (".onnx", ".prototxt", ".json")
@@ -25,8 +27,11 @@ def load_model(model, shapes: dict[str, tuple] | None = None, batch: int | None 
     Any problem raises ModelError with a one-line message.
     """
     shapes = {k: tuple(int(d) for d in v) for k, v in (shapes or {}).items()}
-    if batch is not None and int(batch) < 1:
-        raise ModelError(f"batch={batch!r} (--batch): expected an integer >= 1")
+    for name, shape in shapes.items():
+        check_dims(name, shape)
+    if batch is not None:
+        check_batch(operator.index(batch) if hasattr(batch, "__index__") and type(batch) is not bool
+                    else batch)   # numpy integers too
     if isinstance(model, Graph):
         g = model
     elif _is_model_proto(model):
