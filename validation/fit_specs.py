@@ -47,6 +47,7 @@ cannot determine are reported and kept at their prior values):
 - a40: no data; the H200-fitted sparse parameters and the A100-fitted efficiencies and floors, said so.
 - titan-rtx: no data fitted (its two trex MobileNetV2 QAT engines are held-out cases); the A100-fitted
   efficiencies and floors and the H200-fitted reformat floor, said so.
+- a100, a40, titan-rtx: the H200 grid's conv1x1 and depthwise floors (classes their data leave open), said so.
 - leave-one-out: Xavier GPU fitted on mark_at_-1 predicts the other googlenet_gpu_mark_at_* totals;
   Xavier DLA fitted on seed 000 only predicts the GoogLeNet DLA total.
 """
@@ -330,6 +331,28 @@ def jetson_depthwise_share(h200, fitted: dict, queue) -> None:
             f"assumption: this GPU's memory_efficiency x {ratio:.3f}, the ratio of depthwise_efficiency to "
             f"memory_efficiency fitted by {TOOL} on the H200 grid (validation/h200/gpu_grid_results.json "
             f"depthwise and eltwise); no depthwise data on this GPU")})
+
+
+DISCRETE_GPUS = ("a100", "a40", "titan-rtx")
+# the kernel classes whose floor the discrete GPUs' own data leave open: no row of these classes in the A100
+# engine sits at a floor (its 1x1 downsample convs run far above one; it has no depthwise conv)
+OPEN_CLASS_FLOORS = ("gpu.conv1x1_floor_s", "gpu.depthwise_floor_s")
+
+
+def discrete_class_floors(h200, queue) -> dict[str, float]:
+    """The discrete GPUs (A100, A40, TITAN RTX) take the H200 grid's conv1x1 and depthwise floors as an
+    assumption: without them those classes fall back to kernel_floor_s and memory_kernel_floor_s, which the
+    A100 fit sets from its FC (Gemm) and GlobalAveragePool rows, and the H200 grid shows a 1x1 conv's floor at
+    about half a 3x3 conv's (cost/gpu.py class_floor). Returns the values, for the A100 fit to start from."""
+    values = {p: C.get_param(h200, p) for p in OPEN_CLASS_FLOORS}
+    say("\n== discrete GPUs: the H200 grid's " + ", ".join(f"{k}={v:.4g}" for k, v in values.items()))
+    for name in DISCRETE_GPUS:
+        queue(name, values, {p: (
+            f"fitted on H200 data by {TOOL} (validation/h200/gpu_grid_results.json {p.split('.')[1].split('_')[0]}), "
+            f"applied to this discrete GPU as an assumption: no data fitted for it set a floor for the class (no "
+            f"row of the class sits at one), and without it the class would take kernel_floor_s or "
+            f"memory_kernel_floor_s, which the FC and pooling rows set") for p in values})
+    return values
 
 
 # --------------------------------------------------------------------------------------------------
@@ -633,7 +656,7 @@ def main(argv=None) -> int:
     queue("h200", C.fitted_values(res_hc), sources_for(res_hc, f"{hsrc} E_reformat nchw_to_nhwc_fp16"))
 
     # ---------------- A100
-    a0 = dlasim.hardware("a100")
+    a0 = C.apply(dlasim.hardware("a100"), discrete_class_floors(h4, queue))
     aobs = a100_observations(a0)
     res_a = C.fit(aobs, a0, A100_PARAMS)
     print_fit("a100 GPU (trex ResNet-18 FP16 bs32, per row, corrected to GPU compute median)", res_a, a.verbose)
