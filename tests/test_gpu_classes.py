@@ -152,3 +152,34 @@ def test_grid_held_out_rule_keeps_every_third_shape_out():
     assert not {shape(o) for o in fit} & {shape(o) for o in held}
     assert {shape(o) for o in held} == {"conv1x1 256->512 56x56 s2", "conv1x1 1024->256 14x14 s1",
                                         "conv1x1 512->2048 7x7 s1"}
+
+
+@pytest.mark.parametrize("hw", ["titan-rtx", "a100", "a40"])
+def test_discrete_gpus_price_tiny_convs_at_their_class_floor(hw):
+    """A 16->16 conv on a 4x4 map at batch 1 does ~4k MACs: every kernel sits on its floor. The 1x1 and the
+    depthwise conv take the class floors (gpu.conv1x1_floor_s, gpu.depthwise_floor_s), the 3x3 conv the conv
+    floor (kernel_floor_s); each plus the launch overhead."""
+    gpu = hardware(hw).gpu
+    assert gpu.conv1x1_floor_s < gpu.kernel_floor_s
+    want = {(1, 1): gpu.conv1x1_floor_s, (3, 1): gpu.kernel_floor_s, (3, 16): gpu.depthwise_floor_s}
+    for (k, groups), floor in want.items():
+        b = GraphBuilder("tiny")
+        g = b.build([b.conv(b.input("x", (1, 16, 4, 4)), 16, kernel=k, groups=groups, name="c")])
+        (step,) = _layer(g, hardware(hw))
+        assert step.time_ms == pytest.approx((floor + gpu.launch_overhead_s) * 1e3, rel=1e-9), (k, groups)
+
+
+def test_fit_specs_gives_the_discrete_gpus_the_h200_class_floors():
+    """validation/fit_specs.py discrete_class_floors: the H200 grid's conv1x1 and depthwise floors, queued for
+    A100, A40 and TITAN RTX with a source naming the grid; nothing for the other platforms."""
+    sys.path.insert(0, str(ROOT / "validation"))
+    import fit_specs
+    h200 = _plat(conv1x1_floor_s=3.0e-6, depthwise_floor_s=7.0e-6)
+    queued = {}
+    got = fit_specs.discrete_class_floors(h200, lambda spec, v, s: queued.setdefault(spec, (v, s)))
+    assert got == {"gpu.conv1x1_floor_s": 3.0e-6, "gpu.depthwise_floor_s": 7.0e-6}
+    assert set(queued) == {"a100", "a40", "titan-rtx"}
+    for values, sources in queued.values():
+        assert values == got
+        assert "gpu_grid_results.json conv1x1" in sources["gpu.conv1x1_floor_s"]
+        assert "gpu_grid_results.json depthwise" in sources["gpu.depthwise_floor_s"]
