@@ -352,7 +352,11 @@ def _format_error(path: str, err: ValidationError) -> str:
         msg = "unknown field (not allowed)" + RENAMED.get(loc, "")
     elif "input" in e and e["type"] not in ("value_error", "no_source", "bad_source", "bad_mode", "no_device",
                                             "two_limits", "no_emc", "cbuf_size"):
-        got = repr(e["input"])
+        field = (e.get("ctx") or {}).get("field")
+        value = e["input"]
+        if field and isinstance(value, dict) and field in value:
+            value = value[field]          # a block validator's input is the whole block: show the field's value
+        got = repr(value)
         msg = f"{msg}, got {got if len(got) <= 60 else got[:57] + '...'}"
     more = f" (+{len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
     return f"{path}: field {loc}: {msg}{more}"

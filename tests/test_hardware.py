@@ -137,7 +137,7 @@ BAD = {
     "out_of_range": (_edit(XAVIER, "image_mode_utilization = 0.5\n", "image_mode_utilization = 1.5\n"),
                      "dla.image_mode_utilization", "less than or equal"),
     "no_fp16_macs": (_edit(XAVIER, "mac_atomic_k_fp16 = 16\n", "mac_atomic_k_fp16 = 0\n"), "dla.mac_atomic_k_fp16",
-                     "precisions lists fp16"),
+                     "(0 means no FP16: drop fp16 from precisions), got 0"),       # the field's value, not its block
     "huge_int": (_edit(XAVIER, "mac_atomic_k_fp16 = 16\n", "mac_atomic_k_fp16 = " + "9" * 60 + "\n"),
                  "dla.mac_atomic_k_fp16", "past 2**53"),
     # a CTA tile is [M, N, K] of sizes 1 .. 1024 (a huge K made the GEMM model divide by zero)
