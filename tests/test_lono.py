@@ -72,17 +72,37 @@ def test_without_the_kernel_data_no_grid_fitted_h200_value_survives():
     """Every h200 parameter fit_specs.py fits on the kernel grid (gpu_classes.CLASS_PARAMS) or the GEMM
     micro-benchmarks goes back to a prior without the kernels family; class fields go back to unset."""
     classes = _load("gpu_classes")
-    values, _ = lono.refit_without("kernels", fs=None)
+    values, _ = lono.refit_without("kernels", _fs())
     fitted = {p for ps in classes.CLASS_PARAMS.values() for p in ps} | {
         "gpu.tensor_efficiency", "gpu.tensor_latency_s", "gpu.sparse_efficiency", "gpu.sparse_k_half"}
     assert fitted <= set(values["h200"])
     h = C.apply(dlasim.hardware("h200"), values["h200"])
     assert h.gpu.conv1x1_efficiency is None and h.gpu.l2_bandwidth_bytes_per_s is None
-    # the first H200 values were read off the H200 micro-benchmarks themselves: the A100 fit replaces them
-    a = dlasim.hardware("a100")
+    # the first H200 values were read off the H200 micro-benchmarks themselves: the A100 fit replaces them,
+    # redone with the H200 grid's class floors unset (a100.toml carries them, fit_specs.discrete_class_floors)
+    a0 = C.apply(dlasim.hardware("a100"), {"gpu.conv1x1_floor_s": None, "gpu.depthwise_floor_s": None})
+    a = C.fit(_fs().a100_observations(a0), a0, _fs().A100_PARAMS)["platform"]
     assert h.gpu.tensor_latency_s == 0.0 and h.gpu.kernel_floor_s == a.gpu.kernel_floor_s != 3e-6
     assert h.gpu.tensor_efficiency == a.gpu.tensor_efficiency and h.gpu.gemm_floor_s is None
+    assert h.gpu.memory_efficiency == a.gpu.memory_efficiency
     assert h.gpu.sparse_efficiency == 1.0 and h.gpu.launch_overhead_s == 0.58e-6
+
+
+def test_without_the_kernel_data_the_h200_priors_do_not_read_the_grid_through_the_a100(monkeypatch):
+    """Negative test: the A100 spec's class floors come from the H200 grid (the kernels family's data); set
+    them absurdly high and the H200 priors the kernels family is predicted with must not move."""
+    want, _ = lono.refit_without("kernels", _fs())
+    real = dlasim.hardware
+
+    def odd(name, *a, **k):
+        plat = real(name, *a, **k)
+        if name == "a100":
+            plat = C.apply(plat, {"gpu.conv1x1_floor_s": 1e-3, "gpu.depthwise_floor_s": 1e-3})
+        return plat
+
+    monkeypatch.setattr(lono.dlasim, "hardware", odd)
+    got, _ = lono.refit_without("kernels", _fs())
+    assert got["h200"] == want["h200"]
 
 
 def test_the_seed_copy_priors_count_bytes_as_the_model_does():

@@ -229,8 +229,15 @@ def refit_without(family: str, fs) -> tuple[dict[str, dict], list[str]]:
         notes.append("orin-agx: depthwise rate unset (SSD-MobileNetV1 was its only data): depthwise on the MAC array")
     if family == "kernels":
         out["h200"] = prior_values("h200")
-        notes.append("h200: every fit reads the kernel grid -> priors from the A100 fit and the datasheet (the "
-                     "first estimates were read off the H200 micro-benchmarks)")
+        # the A100 fit that lends the H200 its priors ran with the H200 grid's class floors in place
+        # (fit_specs.py discrete_class_floors): without the grid it is redone with them unset
+        a0 = C.apply(dlasim.hardware("a100"), {p: None for p in fs.OPEN_CLASS_FLOORS})
+        a_fit = C.fit(fs.a100_observations(a0), a0, fs.A100_PARAMS)["platform"]
+        for p, pr in LONO_PRIORS["h200"].items():
+            if pr.from_spec == "a100":
+                out["h200"][p] = C.get_param(a_fit, p)
+        notes.append("h200: every fit reads the kernel grid -> priors from the A100 fit (redone without the grid's "
+                     "class floors) and the datasheet (the first estimates were read off the H200 micro-benchmarks)")
     for copy, orig in COPIES.items():
         if orig in out:
             plat = dlasim.hardware(copy)
