@@ -391,3 +391,20 @@ def test_seed000_3x3_fp16_weight_stall_advises_int8_but_not_when_precision_is_va
     int8 = next(a for a in r.advice if a["change"] == "int8_weights")
     assert "conv1" in int8["text"] and int8["gain_ms"] > 0.4 * r.total_ms
     assert all(a["change"] != "int8_weights" for a in seed000("3x3").advice)
+
+
+def test_fallback_cause_names_why_layers_are_on_the_gpu_not_the_precision_they_run():
+    """Four convs past Orin's 16 loadables run on the GPU in FP16 (the builder keeps the FP16 GPU layers,
+    tests/test_rules.py): their step reason adds that precision note, but the fallback cause groups them by
+    why they are on the GPU, the Fallback record's reason."""
+    from test_rules import _loadable_limit_graph
+    g = _loadable_limit_graph(16, 8, 1, regions=20)
+    e = dlasim.estimate(g, "orin-agx", device="dla", precision="int8")
+    assert "TensorRT keeps the GPU layers in FP16" in next(r for r in e.steps if r.name == "c19_0").reason
+    x = dlasim.explain(g, "orin-agx", device="dla", precision="int8")
+    c = dlasim.compare(g, "orin-agx", device="dla", vary={"precision": ["fp16", "int8"]})
+    for causes in (x.causes, c.causes):
+        text = next(k["text"] for k in causes if k["code"] == "fallback")
+        assert "(Mish is not supported on DLA v2 (20); past the 16th DLA loadable of core 0 (at most 16 per core) (4))" \
+            in text, text
+        assert "TensorRT keeps" not in text

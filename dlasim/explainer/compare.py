@@ -156,7 +156,8 @@ def compare(model, hw="xavier-agx", vary: dict | None = None, **opts) -> Compare
     am1, am2 = amounts(e1.steps, ctx1), amounts(e2.steps, ctx2)
     shown = [_shown(key, lab) for lab in labels[:2]]
     causes = [_cause(code, ms, total_gap, _compare_text(code, ms, am1.get(code, 0.0), am2.get(code, 0.0), shown,
-                                                        e2.total_ms, _examples(e2.steps, ctx2, code), ideal))
+                                                        e2.total_ms, _examples(e2.steps, ctx2, code, fallback=e2.fallback),
+                                                        ideal))
               for code, ms in gap.items()]
     unexplained = gap.get("other", 0.0)
     causes = _ranked(causes, total_gap, 0.005, unexplained)

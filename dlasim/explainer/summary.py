@@ -10,9 +10,10 @@ from .gap import step_parts
 from .texts import listed
 
 
-def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3) -> str:
+def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3, fallback=()) -> str:
     """'; N step(s), e.g. a (why), b' naming the steps that carry most of `code` (and why, for whole-step
-    causes, the most common reasons)."""
+    causes, the most common reasons). `fallback`: the estimate's Fallback records, whose reasons say why a
+    fallback step's layer is on the GPU (a step's own reason may add why it runs the precision it runs)."""
     if code in ("reformat", "transition"):
         k = sum(r.kind == code for r in rows)
         return f"; {k} step(s)" if k else ""
@@ -32,7 +33,9 @@ def _examples(rows: list[StepRow], ctx: Expectation, code: str, n: int = 3) -> s
         by_ch = Counter(f"{c}->{k}" for c, k in filter(None, chans))
         text += "; channels C->K: " + ", ".join(f"{ck} ({k})" for ck, k in by_ch.most_common(8))
     if code in ("fallback", "precision_unsupported") + SPARSE_CODES:
-        why = Counter(r.parts.sparse_reason if code in SPARSE_CODES else r.reason for r in hits)
+        placed = {f.name: f.reason for f in fallback} if code == "fallback" else {}
+        why = Counter(r.parts.sparse_reason if code in SPARSE_CODES
+                      else placed.get(r.layers[0] if r.layers else r.name, r.reason) for r in hits)
         told = [f"{w} ({k})" for w, k in why.most_common(4) if w][:3]
         text += f" ({'; '.join(told)})" if told else ""
     return text + (_wide_io(rows, ctx, n) if code == "precision_unsupported" else "")

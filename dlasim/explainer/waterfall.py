@@ -83,7 +83,7 @@ def explain(model, hw="xavier-agx", **opts) -> ExplainResult:
     gap = e.total_ms - ideal
     shown = amounts(e.steps, ctx)
     causes = [_cause(code, ms, gap, _explain_text(code, ms, shown.get(code, ms), e.total_ms,
-                                                  _examples(e.steps, ctx, code)))
+                                                  _examples(e.steps, ctx, code, fallback=e.fallback)))
               for code, ms in by_cause.items()]
     causes = _ranked(causes, gap, 0.001, unexplained)
     where = "one DLA core" if ctx.device == "dla" else "the GPU"
