@@ -20,3 +20,12 @@ def check_dims(name: str, shape: tuple[int, ...]) -> None:
     if any(abs(d) > DIM_MAX for d in shape):
         raise ModelError(f"shapes (--shapes): input {name!r}: a dimension past {DIM_MAX} (TensorRT dimensions "
                          f"are 32-bit), got {'x'.join(map(str, shape))[:60]}")
+
+
+def check_output(where: str, layer, shape) -> None:
+    """A ModelError if a layer's inferred output `shape` has a dimension below 1 or past DIM_MAX."""
+    if min(shape) <= 0:
+        raise ModelError(f"{where}: layer {layer.name!r} ({layer.op}) gives an empty output shape {shape}")
+    if max(shape) > DIM_MAX:
+        raise ModelError(f"{where}: layer {layer.name!r} ({layer.op}) gives an output dimension past {DIM_MAX} "
+                         f"(TensorRT dimensions are 32-bit)")

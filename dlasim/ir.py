@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from . import ops
-from .dims import check_batch
+from .dims import DIM_MAX, check_batch, check_output
 from .errors import ModelError
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "int8": 1, "int32": 4, "int64": 8, "uint8": 1, "bool": 1, "float64": 8}
@@ -183,16 +183,15 @@ class Graph:
                     elif in_shapes and known and len(in_shapes[0]) == len(known):
                         known = (in_shapes[0][0],) + tuple(known[1:])   # follow a batch override
                     outs.append(known)
-            except (IndexError, TypeError, ValueError, ZeroDivisionError) as e:
+            except (IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError) as e:
                 raise ModelError(f"{self.source or self.name}: layer {layer.name!r} ({layer.op}): "
                                  f"bad attributes or inputs ({e})") from None
             except ModelError as e:     # ops.infer names the layer; the file is named here
                 where = self.source or self.name
                 raise (e if str(e).startswith(f"{where}: ") else ModelError(f"{where}: {e}")) from None
             for t, s in zip(layer.outputs, outs):
-                if s and min(s) <= 0:       # some dimension d <= 0
-                    raise ModelError(f"{self.source or self.name}: layer {layer.name!r} ({layer.op}) gives "
-                                     f"an empty output shape {s}")
+                if s and (min(s) <= 0 or max(s) > DIM_MAX):
+                    check_output(self.source or self.name, layer, s)
                 self.tensors[t].shape = tuple(map(int, s))
         return self
 

@@ -79,11 +79,33 @@ def _out_dim(size: int, k: int, s: int, p0: int, p1: int, d: int = 1, ceil: bool
     return out
 
 
+# the window attributes of Conv, ConvTranspose and the pools, with the least value ONNX allows each
+WINDOW_ATTRS = (("kernel_shape", 1), ("strides", 1), ("dilations", 1), ("pads", 0))
+
+
+def _window(layer):
+    """conv_params of a windowed layer after checking its attributes are integers in their ONNX ranges
+    (kernel, strides, dilations >= 1, pads >= 0): conv_params would truncate 0.5 to 0 and fail on inf."""
+    a = layer.attributes
+    for key, low in WINDOW_ATTRS:
+        v = a.get(key)
+        if v is None:
+            continue
+        for x in (v if isinstance(v, (list, tuple)) else (v,)):
+            if type(x) is int and x >= low:
+                continue                      # what importers and the builder write
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or (isinstance(x, float) and not x.is_integer()) \
+                    or x < low:
+                got = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+                raise ModelError(f"layer {layer.name!r} ({layer.op}): {key} must be integers >= {low}, got {got}")
+    return conv_params(a)
+
+
 def _conv(layer, shapes):
     x, w = shapes[0], shapes[1]
     if len(x) != 4 or len(w) != 4:
         raise ModelError(f"layer {layer.name!r}: Conv needs a 4-D input and weight, got {x} and {w}")
-    k, s, p, d = conv_params(layer.attributes)
+    k, s, p, d = _window(layer)
     g = int(layer.attributes.get("group", 1))
     if x[1] != w[1] * g:
         raise ModelError(f"layer {layer.name!r}: input has {x[1]} channels, weight expects {w[1]}x{g} groups")
@@ -92,7 +114,7 @@ def _conv(layer, shapes):
 
 def _conv_transpose(layer, shapes):
     x, w = shapes[0], shapes[1]
-    k, s, p, d = conv_params(layer.attributes)
+    k, s, p, d = _window(layer)
     g = int(layer.attributes.get("group", 1))
     op = _pair(layer.attributes.get("output_padding"), 0)
     h = s[0] * (x[2] - 1) + op[0] + (k[0] - 1) * d[0] + 1 - p[0] - p[2]
@@ -102,7 +124,7 @@ def _conv_transpose(layer, shapes):
 
 def _pool(layer, shapes):
     x = shapes[0]
-    k, s, p, d = conv_params(layer.attributes)
+    k, s, p, d = _window(layer)
     ceil = bool(layer.attributes.get("ceil_mode", 0))
     return [(x[0], x[1], _out_dim(x[2], k[0], s[0], p[0], p[2], 1, ceil), _out_dim(x[3], k[1], s[1], p[1], p[3], 1, ceil))]
 

@@ -86,3 +86,41 @@ def test_spec_empty_dla_precisions(tmp_path, capsys):
 def test_spec_bad_compute_capability(tmp_path, capsys):
     hw = _edit("orin-agx.toml", r"^compute_capability = .*$", 'compute_capability = "ref/dla"', tmp_path)
     assert "gpu.compute_capability" in one_line_error(["estimate", "zoo:resnet18", "--hw", hw], capsys)
+
+
+def _graph_json_with(tmp_path, **attrs) -> str:
+    """zoo:resnet18 as a graph JSON (Graph.to_json) with layer4.0.downsample.0's attributes changed."""
+    import json
+    import dlasim
+    g = json.loads(dlasim.load("zoo:resnet18").to_json())
+    layer = next(l for l in g["layers"] if l["name"] == "layer4.0.downsample.0")
+    layer["attrs"].update(attrs)
+    p = tmp_path / "g.json"
+    p.write_text(json.dumps(g))          # json writes inf / nan as Infinity / NaN, which it reads back
+    return str(p)
+
+
+@pytest.mark.parametrize("pads, words", [
+    ([0, float("inf"), 0, 0], "pads must be integers >= 0, got [0, inf, 0, 0]"),   # an OverflowError traceback
+    ([0, float("nan"), 0, 0], "pads must be integers >= 0"),
+    ([0, 0.5, 0, 0], "pads must be integers >= 0, got [0, 0.5, 0, 0]"),           # was truncated to 0
+    ([0, -5, 0, 0], "pads must be integers >= 0, got [0, -5, 0, 0]"),
+    ([0, 1e300, 0, 0], "gives an output dimension past 2147483647"),               # a 300-digit shape in the error
+])
+def test_graph_json_window_attributes_are_checked(tmp_path, capsys, pads, words):
+    path = _graph_json_with(tmp_path, pads=pads)
+    for cmd in (["inspect", path], ["estimate", path, "--hw", "orin-agx", "--int8"]):
+        err = one_line_error(cmd, capsys)
+        assert "layer 'layer4.0.downsample.0' (Conv)" in err and words in err, err
+
+
+@pytest.mark.parametrize("key, value", [("strides", [0, 2]), ("kernel_shape", [1, 1.5]), ("dilations", [True, 1])])
+def test_graph_json_kernel_stride_dilation_are_checked(tmp_path, capsys, key, value):
+    err = one_line_error(["inspect", _graph_json_with(tmp_path, **{key: value})], capsys)
+    assert f"{key} must be integers >= 1" in err, err
+
+
+def test_graph_json_integral_float_attributes_still_read(tmp_path, capsys):
+    # 1.0 is an integer value: read as 1, as before
+    from dlasim.cli import main
+    assert main(["inspect", _graph_json_with(tmp_path, strides=[2.0, 2.0])]) == 0
