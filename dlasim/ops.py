@@ -80,12 +80,12 @@ def _out_dim(size: int, k: int, s: int, p0: int, p1: int, d: int = 1, ceil: bool
 
 
 # the window attributes of Conv, ConvTranspose and the pools, with the least value ONNX allows each
-WINDOW_ATTRS = (("kernel_shape", 1), ("strides", 1), ("dilations", 1), ("pads", 0))
+WINDOW_ATTRS = (("kernel_shape", 1), ("strides", 1), ("dilations", 1), ("pads", 0), ("group", 1))
 
 
 def _window(layer):
     """conv_params of a windowed layer after checking its attributes are integers in their ONNX ranges
-    (kernel, strides, dilations >= 1, pads >= 0): conv_params would truncate 0.5 to 0 and fail on inf."""
+    (kernel, strides, dilations, group >= 1, pads >= 0): conv_params would truncate 0.5 to 0 and fail on inf."""
     a = layer.attributes
     for key, low in WINDOW_ATTRS:
         v = a.get(key)
@@ -97,7 +97,8 @@ def _window(layer):
             if isinstance(x, bool) or not isinstance(x, (int, float)) or (isinstance(x, float) and not x.is_integer()) \
                     or x < low:
                 got = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
-                raise ModelError(f"layer {layer.name!r} ({layer.op}): {key} must be integers >= {low}, got {got}")
+                what = "integers" if isinstance(v, (list, tuple)) else "an integer"
+                raise ModelError(f"layer {layer.name!r} ({layer.op}): {key} must be {what} >= {low}, got {got}")
     return conv_params(a)
 
 

@@ -124,3 +124,8 @@ def test_graph_json_integral_float_attributes_still_read(tmp_path, capsys):
     # 1.0 is an integer value: read as 1, as before
     from dlasim.cli import main
     assert main(["inspect", _graph_json_with(tmp_path, strides=[2.0, 2.0])]) == 0
+
+
+def test_graph_json_group_is_checked(tmp_path, capsys):
+    err = one_line_error(["inspect", _graph_json_with(tmp_path, group=1.5)], capsys)
+    assert "group must be an integer >= 1, got 1.5" in err, err
