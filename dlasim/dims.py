@@ -22,10 +22,19 @@ def check_dims(name: str, shape: tuple[int, ...]) -> None:
                          f"are 32-bit), got {'x'.join(map(str, shape))[:60]}")
 
 
-def check_output(where: str, layer, shape) -> None:
-    """A ModelError if a layer's inferred output `shape` has a dimension below 1 or past DIM_MAX."""
-    if min(shape) <= 0:
-        raise ModelError(f"{where}: layer {layer.name!r} ({layer.op}) gives an empty output shape {shape}")
-    if max(shape) > DIM_MAX:
+def output_shape(where: str, layer, shape) -> tuple[int, ...]:
+    """A layer's inferred output `shape` as integers; a ModelError if a dimension is not a whole number, is
+    below 1 or passes DIM_MAX (an attribute such as a pad of 0.5, inf or 1e300 in a graph JSON)."""
+    try:
+        out = tuple(map(int, shape))
+    except (TypeError, ValueError, OverflowError):
+        out = None
+    if out is None or out != tuple(shape):
+        raise ModelError(f"{where}: layer {layer.name!r} ({layer.op}) gives an output shape that is not whole "
+                         f"numbers ({', '.join(map(str, shape))[:60]}): check its attributes")
+    if out and min(out) <= 0:
+        raise ModelError(f"{where}: layer {layer.name!r} ({layer.op}) gives an empty output shape {out}")
+    if out and max(out) > DIM_MAX:
         raise ModelError(f"{where}: layer {layer.name!r} ({layer.op}) gives an output dimension past {DIM_MAX} "
                          f"(TensorRT dimensions are 32-bit)")
+    return out

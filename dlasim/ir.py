@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from . import ops
-from .dims import DIM_MAX, check_batch, check_output
+from .dims import check_batch, output_shape
 from .errors import ModelError
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "int8": 1, "int32": 4, "int64": 8, "uint8": 1, "bool": 1, "float64": 8}
@@ -190,9 +190,7 @@ class Graph:
                 where = self.source or self.name
                 raise (e if str(e).startswith(f"{where}: ") else ModelError(f"{where}: {e}")) from None
             for t, s in zip(layer.outputs, outs):
-                if s and (min(s) <= 0 or max(s) > DIM_MAX):
-                    check_output(self.source or self.name, layer, s)
-                self.tensors[t].shape = tuple(map(int, s))
+                self.tensors[t].shape = output_shape(self.source or self.name, layer, s)
         return self
 
     # ---- derived copies --------------------------------------------------------------------------

@@ -129,3 +129,19 @@ def test_graph_json_integral_float_attributes_still_read(tmp_path, capsys):
 def test_graph_json_group_is_checked(tmp_path, capsys):
     err = one_line_error(["inspect", _graph_json_with(tmp_path, group=1.5)], capsys)
     assert "group must be an integer >= 1, got 1.5" in err, err
+
+
+@pytest.mark.parametrize("pad", [0.5, float("nan"), float("inf")])
+def test_graph_json_pad_op_that_gives_no_whole_shape_is_one_line(tmp_path, capsys, pad):
+    """A Pad layer's pads flow straight into its output shape: 17.5 was truncated to 17, NaN and inf raised a
+    ValueError / OverflowError traceback where the shape was stored."""
+    import json
+    from dlasim import GraphBuilder
+    b = GraphBuilder("p")
+    y = b.op("Pad", [b.input("x", (1, 8, 16, 16))], {"pads": [0, 0, 1, 1, 0, 0, 1, 1]}, name="pad")
+    g = json.loads(b.build([b.relu(b.conv(y, 8, kernel=3, name="c"), name="r")]).to_json())
+    next(l for l in g["layers"] if l["name"] == "pad")["attrs"]["pads"] = [0, 0, pad, 1, 0, 0, 1, 1]
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps(g))
+    err = one_line_error(["inspect", str(p)], capsys)
+    assert "layer 'pad' (Pad) gives an output shape that is not whole numbers" in err, err
