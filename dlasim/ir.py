@@ -359,7 +359,10 @@ class GraphBuilder:
     def op(self, op_type: str, inputs: list[str], attributes: dict | None = None, name: str | None = None,
            n_outputs: int = 1) -> str | list[str]:
         """Add any layer; returns its output tensor name (a list when n_outputs > 1)."""
-        return self._add(op_type, list(inputs), dict(attributes or {}), name, n_outputs)
+        out = self._add(op_type, list(inputs), dict(attributes or {}), name, n_outputs)
+        for t in [out] if n_outputs == 1 else out:      # any attributes: shapes checked as an importer's
+            self._tensors[t].shape = output_shape(self.name, self._layers[-1], self._tensors[t].shape)
+        return out
 
     def _add(self, op_type: str, inputs: list[str], attributes: dict, name: str | None = None,
              n_outputs: int = 1) -> str | list[str]:

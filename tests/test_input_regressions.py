@@ -145,3 +145,12 @@ def test_graph_json_pad_op_that_gives_no_whole_shape_is_one_line(tmp_path, capsy
     p.write_text(json.dumps(g))
     err = one_line_error(["inspect", str(p)], capsys)
     assert "layer 'pad' (Pad) gives an output shape that is not whole numbers" in err, err
+
+
+def test_builder_op_with_a_shape_of_no_whole_numbers_is_a_model_error():
+    """GraphBuilder.op takes any attributes: a NaN pad raised a ValueError deep in the estimate."""
+    from dlasim import GraphBuilder, ModelError
+    b = GraphBuilder("p")
+    with pytest.raises(ModelError, match="layer 'pad' \\(Pad\\) gives an output shape that is not whole numbers"):
+        b.op("Pad", [b.input("x", (1, 8, 16, 16))], {"pads": [0, 0, float("nan"), 1, 0, 0, 1, 1]}, name="pad")
+    assert b.op("Pad", ["x"], {"pads": [0, 0, 1, 1, 0, 0, 1, 1]}, name="pad2")      # whole numbers still build
