@@ -185,3 +185,22 @@ def test_write_spec_refuses_a_spec_that_does_not_load(tmp_path):
     with pytest.raises(DlasimError):
         C.write_spec(XAVIER, dst, {"gpu.tensor_efficiency": 2.0}, {"gpu.tensor_efficiency": "x"})
     assert not dst.exists() and not list(tmp_path.glob(".dlasim-*"))
+
+
+def test_cli_calibrate_takes_explain_spellings(tmp_path, capsys):
+    """`calibrate MODEL --measured P --fp16` is `calibrate --model MODEL --profile P --precision fp16`: the
+    same spec comes out; without a model it is one line, exit 2."""
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    assert main(["calibrate", "--hw", "xavier-agx", "--model", GOOGLENET, "--profile", GPU_PROFILE,
+                 "--device", "gpu", "--precision", "fp16", "-o", str(a)]) == 0
+    assert main(["calibrate", GOOGLENET, "--hw", "xavier-agx", "--measured", GPU_PROFILE,
+                 "--device", "gpu", "--fp16", "-o", str(b)]) == 0
+    assert a.read_text() == b.read_text()
+    capsys.readouterr()
+    assert main(["calibrate", "--hw", "xavier-agx", "--measured", GPU_PROFILE, "-o", str(tmp_path / "c.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "give the model the profile was measured on" in err and err.count("\n") == 1
+    assert not (tmp_path / "c.toml").exists()
+    assert main(["calibrate", GOOGLENET, "--hw", "xavier-agx", "--measured", GPU_PROFILE, "--precision", "fp16",
+                 "--int8", "-o", str(tmp_path / "d.toml")]) == 2
+    assert "not both" in capsys.readouterr().err

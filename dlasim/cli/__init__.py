@@ -73,17 +73,23 @@ def _validate(p) -> None:
 
 
 def _calibrate(p) -> None:
+    p.add_argument("models", nargs="*", metavar="MODEL", help="the model(s), as --model (default: none)")
     p.add_argument("--hw", required=True, help="platform to fit, NAME[:MODE] or a .toml path (required)")
-    p.add_argument("--model", required=True, action="append",
-                   help="the model each profile was measured on; once, or once per --profile (required)")
-    p.add_argument("--profile", required=True, action="append", metavar="PROFILE.json",
-                   help="trtexec --exportProfile JSON; repeat for several (required)")
+    p.add_argument("--model", action="append", default=[],
+                   help="the model each profile was measured on; once, or once per --profile (required, or "
+                        "give it as MODEL)")
+    p.add_argument("--profile", "--measured", dest="profile", required=True, action="append",
+                   metavar="PROFILE.json", help="trtexec --exportProfile JSON; repeat for several (required; "
+                                                "--measured as explain spells it)")
     p.add_argument("--layer-info", default=None, metavar="LAYERINFO.json",
                    help="trtexec --exportLayerInfo JSON joined to the profile (default: none)")
     p.add_argument("--device", choices=["dla", "gpu"], default=None,
                    help="device the profile ran on (default: dla when the profile has DLA subgraphs, else gpu)")
-    p.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default="fp16",
+    p.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default=None,
                    help="precision of the measured engine (default: fp16)")
+    for flag, what in (("fp16", "FP16"), ("int8", "INT8 (with --fp16: INT8 with FP16 fallback)"),
+                       ("best", "every precision")):
+        p.add_argument(f"--{flag}", action="store_true", help=f"trtexec: the engine allowed {what} (default: off)")
     p.add_argument("--batch", type=_positive, default=None, help="batch of the measured engine (default: the model's)")
     p.add_argument("--params", default=None,
                    help="comma-separated parameters to fit (default: a small set per device)")

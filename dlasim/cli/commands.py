@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import DlasimError
-from .options import resolve
+from .options import _precision, resolve
 
 SCHEMA_VERSION = "1"     # the version of the JSON documents (docs/schema/*.schema.json); bump on a breaking change
 
@@ -197,15 +197,18 @@ def cmd_validate(a) -> Output:
 def cmd_calibrate(a) -> Output:
     from .. import calibrate
     from ..filekind import check_model, check_profile
-    for m in a.model:
+    models = a.model + a.models
+    if not models:
+        raise DlasimError("calibrate: give the model the profile was measured on (MODEL or --model)")
+    for m in models:
         check_model(m, "--model")
     for p in a.profile:
         check_profile(p, "--profile")
     if a.layer_info:
         check_profile(a.layer_info, "--layer-info", layer_info=True)
     params = tuple(p.strip() for p in a.params.split(",") if p.strip()) if a.params else None
-    result = calibrate.calibrate(a.hw, a.model, a.profile, a.output, layer_info=a.layer_info, device=a.device,
-                                 precision=a.precision, batch=a.batch, params=params)
+    result = calibrate.calibrate(a.hw, models, a.profile, a.output, layer_info=a.layer_info, device=a.device,
+                                 precision=_precision(a)[0], batch=a.batch, params=params)
     warnings = tuple(result.pop("warnings", ()))
     if a.format == "json":
         return Output(document(result, warnings), warnings, False)
