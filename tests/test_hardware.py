@@ -103,6 +103,27 @@ def test_unknown_mode_and_name():
         hardware("/nonexistent/dir/spec.toml")
 
 
+def test_power_mode_names_ignore_case():
+    # nvpmodel and NVIDIA's tables write MAXN, 30W: the same mode, labelled as the spec names it
+    assert hardware("orin-agx:MAXN") == hardware("orin-agx:maxn")
+    assert hardware("orin-agx:30W").label == "orin-agx:30w"
+    assert hardware("orin-agx:30W").dla.clock_hz == hardware("orin-agx:30w").dla.clock_hz != hardware("orin-agx").dla.clock_hz
+
+
+@pytest.mark.parametrize("name, hint", [("orin", "orin-agx or orin-nx-16gb"), ("agx-orin", "orin-agx"),
+                                        ("jetson-agx-orin", "orin-agx"), ("orin-nx", "orin-nx-16gb"),
+                                        ("jetson_xavier_nx", "xavier-nx"), ("orin-agxx", "orin-agx")])
+def test_unknown_name_suggests_the_spec_meant(name, hint):
+    with pytest.raises(SpecError, match=f"unknown hardware '{name}': did you mean {hint}"):
+        hardware(name)
+
+
+def test_unknown_name_far_from_every_spec_suggests_nothing():
+    with pytest.raises(SpecError) as e:
+        hardware("t4")
+    assert "did you mean" not in str(e.value) and "known: a100" in str(e.value)
+
+
 def test_copied_file_with_mode(tmp_path):
     p = tmp_path / "my-orin.toml"
     p.write_text((SPEC_DIR / "orin-agx.toml").read_text().replace("dla_clock_hz = 614.4e6", "dla_clock_hz = 500e6"))
