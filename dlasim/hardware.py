@@ -14,7 +14,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from .errors import SpecError
+from .errors import SpecError, did_you_mean
 from .resources import spec_dir
 
 try:                                   # Python 3.11+
@@ -446,25 +446,13 @@ def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
     if path.suffix != ".toml":
         path = SPEC_DIR / f"{text}.toml"
         if not path.exists():
-            raise SpecError(f"unknown hardware {text!r}{_did_you_mean(text, spec_names())} (known: "
+            raise SpecError(f"unknown hardware {text!r}{did_you_mean(text, spec_names())} (known: "
                             f"{', '.join(spec_names())}; or give a .toml path)")
     elif not path.exists():
         raise SpecError(f"{text}: spec file not found")
     plat = _load_file(str(path), path.stat().st_mtime)
     mode = mode or plat.default_power_mode
     return plat.with_mode(mode) if mode else plat
-
-
-def _did_you_mean(text: str, names: list[str]) -> str:
-    """': did you mean orin-nx-16gb?' for a name of `names` that holds `text`, is held in it, has its words in it
-    (agx-orin) or nearly spells it; else ''."""
-    import difflib
-    t = text.lower()
-    words = set(t.replace("_", "-").split("-"))
-    near = [n for n in names if t and (t in n or n in t or set(n.split("-")) <= words)]   # jetson-agx-orin
-    near += difflib.get_close_matches(t, names, n=3, cutoff=0.6)
-    near = list(dict.fromkeys(near))[:3]
-    return f": did you mean {' or '.join(near)}?" if near else ""
 
 
 def without_tf32(plat: Platform) -> Platform:

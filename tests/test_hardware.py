@@ -232,3 +232,11 @@ def test_every_shipped_spec_estimates_a_network(name):
         assert e.total_ms > 0, (name, device)
         if device == "dla":
             assert any(s.kind == "reformat" for s in e.steps), name
+
+
+@pytest.mark.parametrize("name, hint", [("resnet-50", "resnet50"), ("mobilenetv2", "mobilenet_v2"),
+                                        ("ssd-mobilenet", "ssd_mobilenet_v1")])
+def test_unknown_zoo_name_suggests_the_network_meant(name, hint):
+    from dlasim import ModelError, load
+    with pytest.raises(ModelError, match=f"unknown zoo model '{name}': did you mean {hint}"):
+        load(f"zoo:{name}")

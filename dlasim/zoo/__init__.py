@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import ModelError
+from ..errors import ModelError, did_you_mean
 from ..ir import Graph, GraphBuilder
 from . import classifiers, darknet, darknet_csp, dense_nets, detectors, inception, quantized, retinanet, torchvision_nets
 from .blocks import ZooModel
@@ -53,7 +53,8 @@ def _lookup(name: str) -> ZooModel:
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
-        raise ModelError(f"unknown zoo model {name!r}; known models: {', '.join(_REGISTRY)}") from None
+        hint = did_you_mean(name, list(_REGISTRY)) if isinstance(name, str) else ""
+        raise ModelError(f"unknown zoo model {name!r}{hint}; known models: {', '.join(_REGISTRY)}") from None
 
 
 def describe(name: str) -> str:
