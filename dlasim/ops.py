@@ -7,6 +7,7 @@ inputs (constants included) and return the shapes of its outputs.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Callable, Sequence
 
 from .errors import ModelError
@@ -94,8 +95,9 @@ def _window(layer):
         for x in (v if isinstance(v, (list, tuple)) else (v,)):
             if type(x) is int and x >= low:
                 continue                      # what importers and the builder write
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or (isinstance(x, float) and not x.is_integer()) \
-                    or x < low:
+            whole = not isinstance(x, bool) and (isinstance(x, numbers.Integral)      # numpy integers too
+                                                 or isinstance(x, numbers.Real) and float(x).is_integer())
+            if not whole or x < low:
                 got = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
                 what = "integers" if isinstance(v, (list, tuple)) else "an integer"
                 raise ModelError(f"layer {layer.name!r} ({layer.op}): {key} must be {what} >= {low}, got {got}")

@@ -154,3 +154,14 @@ def test_builder_op_with_a_shape_of_no_whole_numbers_is_a_model_error():
     with pytest.raises(ModelError, match="layer 'pad' \\(Pad\\) gives an output shape that is not whole numbers"):
         b.op("Pad", [b.input("x", (1, 8, 16, 16))], {"pads": [0, 0, float("nan"), 1, 0, 0, 1, 1]}, name="pad")
     assert b.op("Pad", ["x"], {"pads": [0, 0, 1, 1, 0, 0, 1, 1]}, name="pad2")      # whole numbers still build
+
+
+def test_window_attributes_accept_numpy_whole_numbers():
+    """numpy integers and whole numpy floats are integers too (an importer may hand them on)."""
+    import numpy as np
+    from dlasim import GraphBuilder
+    b = GraphBuilder("n")
+    x = b.input("x", (1, 8, 16, 16))
+    y = b.op("Conv", [x, b.const("w", (8, 8, 3, 3))], {"kernel_shape": [np.int64(3)] * 2, "pads": [np.int64(1)] * 4,
+                                                       "strides": [np.float32(2.0)] * 2})
+    assert b.build([y]).tensors[y].shape == (1, 8, 8, 8)
