@@ -142,3 +142,22 @@ def test_estimate_to_dict_rows_are_asdict_copies():
     d["steps"][0]["layers"].append("x")
     conv["parts"]["tiling"]["tile_eff"] = -1.0
     assert e.to_dict(parts=True)["steps"] == [_asdict_row(s) for s in e.steps] != d["steps"]
+
+
+def test_choice_options_take_any_case_and_device_takes_a_core(capsys):
+    """--device DLA / --precision INT8 / --format JSON as people type them; --device dla1 is the DLA, core 1
+    (as `dlasim concurrent` names the units): nvdla-small has one core, so it refuses core 1."""
+    base = ["estimate", "zoo:resnet18", "--hw", "orin-agx"]
+    rc, want, _ = run(capsys, *base, "--device", "dla", "--precision", "int8", "--format", "json")
+    rc2, got, _ = run(capsys, *base, "--device", "DLA", "--precision", "INT8", "--format", "JSON")
+    assert rc == rc2 == 0 and got == want
+    rc, core1, _ = run(capsys, *base, "--device", "dla1", "--format", "json")
+    rc2, flag1, _ = run(capsys, *base, "--useDLACore", "1", "--format", "json")
+    assert rc == rc2 == 0 and core1 == flag1
+    small = str(ROOT / "validation" / "data" / "seeds" / "kernel_1x1.prototxt")
+    rc, _, err = run(capsys, "estimate", small, "--hw", "nvdla-small", "--device", "dla1")
+    assert rc == 2 and "nvdla-small has 1 DLA core(s)" in err
+    rc, _, err = run(capsys, *base, "--device", "dla0", "--useDLACore", "1")
+    assert rc == 2 and "--device dla0 and --useDLACore=1 conflict" in err
+    rc, _, err = run(capsys, *base, "--device", "npu")
+    assert rc == 2 and "expected dla, dla0, dla1 or gpu" in err

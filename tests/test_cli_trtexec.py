@@ -130,7 +130,7 @@ def test_trtexec_device_number_and_unmodelled_flags(capsys):
     assert any("--device=0" in w for w in d["warnings"])
     assert any(w.startswith("not modelled") and "--streams=2" in w for w in d["warnings"])
     rc, _, err = run(capsys, "estimate", "zoo:resnet18", "--device", "tpu")
-    assert rc == 2 and "expected dla or gpu" in err
+    assert rc == 2 and "expected dla, dla0, dla1 or gpu" in err
 
 
 def test_caffe_deploy_and_model(capsys, tmp_path):

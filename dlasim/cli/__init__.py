@@ -36,7 +36,7 @@ FORMATS_TJ = ("table", "json")
 
 
 def _fmt_out(p, formats=FORMATS_TJ, output_required=False) -> None:
-    p.add_argument("--format", choices=list(formats), default="table",
+    p.add_argument("--format", type=str.lower, choices=list(formats), default="table",
                    help=f"output format: {', '.join(formats)} (default: table)")
     if output_required:
         p.add_argument("-o", "--output", required=True, metavar="FILE", help="the calibrated spec file to write "
@@ -83,9 +83,9 @@ def _calibrate(p) -> None:
                                                 "--measured as explain spells it)")
     p.add_argument("--layer-info", default=None, metavar="LAYERINFO.json",
                    help="trtexec --exportLayerInfo JSON joined to the profile (default: none)")
-    p.add_argument("--device", choices=["dla", "gpu"], default=None,
+    p.add_argument("--device", type=str.lower, choices=["dla", "gpu"], default=None,
                    help="device the profile ran on (default: dla when the profile has DLA subgraphs, else gpu)")
-    p.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default=None,
+    p.add_argument("--precision", type=str.lower, choices=["fp32", "fp16", "int8", "best"], default=None,
                    help="precision of the measured engine (default: fp16)")
     for flag, what in (("fp16", "FP16"), ("int8", "INT8 (with --fp16: INT8 with FP16 fallback)"),
                        ("best", "every precision")):
@@ -112,7 +112,7 @@ def _profile(p) -> None:
 
 
 def _specs(p) -> None:
-    p.add_argument("action", nargs="?", choices=["list", "show"], default="list",
+    p.add_argument("action", nargs="?", type=str.lower, choices=["list", "show"], default="list",
                    help="list the platforms, or show one spec file (default: list)")
     p.add_argument("name", nargs="?", help="platform to show (default: none)")
 
@@ -123,7 +123,7 @@ def _sweep(p) -> None:
 
 
 def _zoo(p) -> None:
-    p.add_argument("action", nargs="?", choices=["list"], default="list",
+    p.add_argument("action", nargs="?", type=str.lower, choices=["list"], default="list",
                    help="list the built-in networks (default: list)")
 
 

@@ -24,11 +24,11 @@ def add_options(p) -> None:
                    help="MODEL[,device=gpu|dla0|dla1][,precision=..][,batch=N][,input_formats=..][,label=..] "
                         "(repeat for each engine; default: none)")
     p.add_argument("--engines", default=None, help="TOML file with [[engine]] tables (and optional hw, mode) (default: none)")
-    p.add_argument("--mode", choices=["throughput", "pipeline"], default=None,
+    p.add_argument("--mode", type=str.lower, choices=["throughput", "pipeline"], default=None,
                    help="throughput: engines run back to back at once; pipeline: stages of one network, frames "
                         "overlapping (default: throughput, pipeline with --cut)")
     prec = p.add_mutually_exclusive_group()
-    prec.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default=None,
+    prec.add_argument("--precision", type=str.lower, choices=["fp32", "fp16", "int8", "best"], default=None,
                       help="precision of every engine that does not set one (default: int8)")
     prec.add_argument("--int8", dest="precision", action="store_const", const="int8", help="= --precision int8 (default: off)")
     prec.add_argument("--fp16", dest="precision", action="store_const", const="fp16", help="= --precision fp16 (default: off)")
@@ -41,14 +41,15 @@ def add_options(p) -> None:
     p.add_argument("--cut", action="append", default=[],
                    help="pipeline: cut MODEL after this layer (repeat or comma-separate for more stages; default: none)")
     p.add_argument("--stages", default=None, help="pipeline: the unit of each stage, e.g. dla0,gpu (default: none)")
-    p.add_argument("--processes", choices=["each", "one"], default=None,
+    p.add_argument("--processes", type=str.lower, choices=["each", "one"], default=None,
                    help="each: every engine in its own process (parallel trtexec runs); one: one application "
                         "with a stream per engine (as the MLPerf harness) (default: each; one with --mode pipeline)")
     p.add_argument("--iterations", type=int, default=4, help="simulated iterations per engine after one warm-up (default: 4)")
     p.add_argument("--advise", action="store_true", help="search assignments and batches for aggregate img/s (default: off)")
     p.add_argument("--latency-ms", type=float, default=None, help="--advise: per-engine latency bound in ms (default: none)")
     p.add_argument("--batches", default="1,2,4,8,16,32", help="--advise: batches to try (default: 1,2,4,8,16,32)")
-    p.add_argument("--format", choices=["table", "json", "html"], default="table", help="output format (default: table)")
+    p.add_argument("--format", type=str.lower, choices=["table", "json", "html"], default="table",
+                   help="output format (default: table)")
     p.add_argument("-o", "--output", default=None, help="write to FILE instead of stdout (default: stdout; needed for html)")
 
 

@@ -47,12 +47,15 @@ UNMODELLED = (
 
 
 def _device(text: str):
-    """--device: dla or gpu; an integer is trtexec's CUDA device number (ignored, with a warning)."""
-    if text in ("dla", "gpu"):
-        return text
+    """--device: dla or gpu in any case, or dlaN (core N, as `dlasim concurrent` names the units); an integer
+    is trtexec's CUDA device number (ignored, with a warning)."""
+    t = text.lower()
+    if t in ("dla", "gpu") or (t[:3] == "dla" and t[3:].isdigit()):
+        return t
     if text.isdigit():
         return int(text)
-    raise argparse.ArgumentTypeError(f"expected dla or gpu (or trtexec's CUDA device number), got {text!r}")
+    raise argparse.ArgumentTypeError(f"expected dla, dla0, dla1 or gpu (or trtexec's CUDA device number), "
+                                     f"got {text!r}")
 
 
 def _int_at_least(text: str, lo: int, what: str) -> int:
@@ -92,7 +95,7 @@ def add_model_options(p: argparse.ArgumentParser, formats=("table", "json", "csv
                         "--useDLACore implies dla)")
     p.add_argument("--dla-core", "--useDLACore", dest="dla_core", type=_core, default=None, metavar="N",
                    help="DLA core to run on; implies --device dla (default: 0)")
-    p.add_argument("--precision", choices=["fp32", "fp16", "int8", "best"], default=None,
+    p.add_argument("--precision", type=str.lower, choices=["fp32", "fp16", "int8", "best"], default=None,
                    help="engine precision (default: fp16; trtexec's default is fp32)")
     p.add_argument("--fp16", action="store_true", help="trtexec: allow FP16 (default: off)")
     p.add_argument("--int8", action="store_true",
@@ -108,7 +111,7 @@ def add_model_options(p: argparse.ArgumentParser, formats=("table", "json", "csv
                     default=None, help="layers the DLA cannot run go to the GPU (default: on; trtexec: off)")
     fb.add_argument("--no-gpu-fallback", dest="gpu_fallback", action="store_false",
                     help="fail like TensorRT when a layer cannot run on the DLA (default: off)")
-    p.add_argument("--sparsity", choices=["disable", "enable", "force"], default="disable",
+    p.add_argument("--sparsity", type=str.lower, choices=["disable", "enable", "force"], default="disable",
                    help="2:4 structured sparsity, as trtexec (default: disable)")
     p.add_argument("--shapes", default=None, metavar="NAME:DIMS[,...]",
                    help="input shapes, e.g. input:1x3x224x224 (default: the model's)")
@@ -124,7 +127,7 @@ def add_model_options(p: argparse.ArgumentParser, formats=("table", "json", "csv
                                        "engine's native format)")
     p.add_argument("--outputIOFormats", "--output-io-formats", dest="output_formats", default=None,
                    metavar="FMT", help="engine output formats, as trtexec (default: the engine's native format)")
-    p.add_argument("--format", choices=list(formats), default="table",
+    p.add_argument("--format", type=str.lower, choices=list(formats), default="table",
                    help=f"output format: {', '.join(formats)} (default: table)")
     p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write to FILE instead of stdout (default: stdout; html needs a file)")
@@ -239,6 +242,10 @@ def resolve(a) -> Resolved:
     if isinstance(device, int):
         ignored.append(f"--device={device}")
         device = None
+    if isinstance(device, str) and device[3:].isdigit():         # dlaN: the DLA, core N
+        if a.dla_core is not None and a.dla_core != int(device[3:]):
+            raise DlasimError(f"--device {device} and --useDLACore={a.dla_core} conflict: give one DLA core")
+        a.dla_core, device = int(device[3:]), "dla"
     if a.dla_core is not None:
         if device == "gpu":
             raise DlasimError(f"--useDLACore={a.dla_core} and --device gpu conflict: the DLA core option "

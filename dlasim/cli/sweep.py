@@ -12,7 +12,7 @@ def add_options(p) -> None:
     p.add_argument("--vary", required=True, action="append",
                    help=f"KEY=V1,V2 ({'|'.join(KEYS)}); repeat for a grid (required)")
     p.add_argument("--workers", type=int, default=1, help="local processes (estimate_many) (default: 1)")
-    p.add_argument("--backend", choices=["process", "ray"], default="process",
+    p.add_argument("--backend", type=str.lower, choices=["process", "ray"], default="process",
                    help="process: local processes; ray: a Ray cluster, needs dlasim[nas] (default: process)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr (default: a bar)")
 
