@@ -65,6 +65,8 @@ def parse_vary(items: list[str], keys: tuple[str, ...] = KEYS, min_values: int =
         values = [v.strip() for v in vals.split(",") if v.strip()]
         if key == "shapes":
             values = _shape_values(values)
+        elif key in ("precision", "sparsity", "device"):
+            values = [v.lower() for v in values]        # as the CLI's choice options: INT8, GPU
         if len(values) < min_values:
             raise DlasimError(f"--vary {key}: give at least {'one value' if min_values == 1 else f'{min_values} values'}")
         if key == "batch":

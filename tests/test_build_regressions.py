@@ -194,6 +194,13 @@ def test_vary_shapes_groups_items_into_variants():
     assert got == {"shapes": [{"a": (1, 3, 8, 8), "b": (1, 4)}, {"a": (1, 3, 16, 16), "b": (1, 8)}]}
 
 
+def test_vary_choice_values_take_any_case():
+    from dlasim.sweep import parse_vary
+    got = parse_vary(["precision=FP16,Int8", "device=GPU,dla", "sparsity=Disable,FORCE", "hw=Orin-AGX"])
+    assert got == {"precision": ["fp16", "int8"], "device": ["gpu", "dla"], "sparsity": ["disable", "force"],
+                   "hw": ["Orin-AGX"]}                  # a spec path keeps its case
+
+
 def test_gpu_fallback_text_is_parsed_by_one_rule():
     import pytest
     from dlasim.concurrent.engines import make_engine
