@@ -54,6 +54,7 @@ class BuildOptions:
                     ((input name, shape tuple), ...); `of` and the constructor take a {name: shape} dict.
     input_formats:  trtexec --inputIOFormats spelling, e.g. "int8:dla_hwc4" or "fp16:chw16"; None: FP32 linear.
     output_formats: trtexec --outputIOFormats spelling; None: FP32 linear.
+    device, precision and sparsity take any case ("INT8" is "int8"); the record holds the lower-case value.
     """
     device: str = "dla"
     precision: str = "fp16"
@@ -69,7 +70,9 @@ class BuildOptions:
         for name, allowed in (("device", DEVICES), ("precision", PRECISIONS), ("sparsity", SPARSITY)):
             value = getattr(self, name)
             if value not in allowed:
-                raise DlasimError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
+                if not (isinstance(value, str) and value.lower() in allowed):
+                    raise DlasimError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
+                object.__setattr__(self, name, value.lower())      # "INT8", "GPU": as the CLI takes them
         b = self.batch
         if b is not None:
             check_batch(b)

@@ -33,6 +33,14 @@ def test_bad_values_are_one_line_errors_naming_the_option(kw, message):
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
 
 
+def test_choice_values_take_any_case():
+    o = BuildOptions(device="GPU", precision="INT8", sparsity="Force")
+    assert (o.device, o.precision, o.sparsity) == ("gpu", "int8", "force") and o == BuildOptions(
+        device="gpu", precision="int8", sparsity="force")
+    e = dlasim.estimate("zoo:resnet18", "a100", device="GPU", precision="Int8")
+    assert e.device == "gpu" and e.precision == "int8"
+
+
 def test_batch_and_shapes_errors_are_model_errors():
     with pytest.raises(ModelError):
         BuildOptions(batch=-3)
