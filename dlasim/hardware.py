@@ -445,6 +445,8 @@ def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
     path = Path(text)
     if path.suffix != ".toml":
         path = SPEC_DIR / f"{text}.toml"
+        if not path.exists() and text.lower() in spec_names():
+            path = SPEC_DIR / f"{text.lower()}.toml"         # ORIN-AGX: the names are lower case
         if not path.exists():
             raise SpecError(f"unknown hardware {text!r}{did_you_mean(text, spec_names())} (known: "
                             f"{', '.join(spec_names())}; or give a .toml path)")

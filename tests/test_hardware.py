@@ -103,6 +103,10 @@ def test_unknown_mode_and_name():
         hardware("/nonexistent/dir/spec.toml")
 
 
+def test_platform_names_ignore_case():
+    assert hardware("ORIN-AGX:MAXN") == hardware("orin-agx:maxn") and hardware("Xavier-NX").name == "xavier-nx"
+
+
 def test_power_mode_names_ignore_case():
     # nvpmodel and NVIDIA's tables write MAXN, 30W: the same mode, labelled as the spec names it
     assert hardware("orin-agx:MAXN") == hardware("orin-agx:maxn")
