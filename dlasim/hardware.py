@@ -445,11 +445,12 @@ def hardware(spec: str | Path | Platform = "xavier-agx") -> Platform:
     path = Path(text)
     if path.suffix != ".toml":
         path = SPEC_DIR / f"{text}.toml"
-        if not path.exists() and text.lower() in spec_names():
-            path = SPEC_DIR / f"{text.lower()}.toml"         # ORIN-AGX: the names are lower case
         if not path.exists():
-            raise SpecError(f"unknown hardware {text!r}{did_you_mean(text, spec_names())} (known: "
-                            f"{', '.join(spec_names())}; or give a .toml path)")
+            names = spec_names()
+            if text.lower() not in names:
+                raise SpecError(f"unknown hardware {text!r}{did_you_mean(text, names)} (known: "
+                                f"{', '.join(names)}; or give a .toml path)")
+            path = SPEC_DIR / f"{text.lower()}.toml"         # ORIN-AGX: the names are lower case
     elif not path.exists():
         raise SpecError(f"{text}: spec file not found")
     plat = _load_file(str(path), path.stat().st_mtime)

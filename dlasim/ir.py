@@ -379,8 +379,8 @@ class GraphBuilder:
             layer.flags += ["unknown_op", "shape_assumed"]
             out_shapes = [shapes[0]] * n_outputs
         for t, s in zip(outs, out_shapes):
-            if s and min(s) <= 0:       # some dimension d <= 0
-                raise ModelError(f"{self.name}: layer {name!r} ({op_type}) gives an empty output shape {tuple(s)}")
+            if s and min(s) <= 0:       # some dimension d <= 0: the importers' message (raises)
+                output_shape(self.name, layer, s)
             tensors[t] = Tensor(t, tuple(s))
         self._layers.append(layer)
         return outs[0] if n_outputs == 1 else outs

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import DlasimError
-from .options import _precision, resolve
+from .options import precision_of, resolve
 
 SCHEMA_VERSION = "1"     # the version of the JSON documents (docs/schema/*.schema.json); bump on a breaking change
 
@@ -208,7 +208,7 @@ def cmd_calibrate(a) -> Output:
         check_profile(a.layer_info, "--layer-info", layer_info=True)
     params = tuple(p.strip() for p in a.params.split(",") if p.strip()) if a.params else None
     result = calibrate.calibrate(a.hw, models, a.profile, a.output, layer_info=a.layer_info, device=a.device,
-                                 precision=_precision(a)[0], batch=a.batch, params=params)
+                                 precision=precision_of(a)[0], batch=a.batch, params=params)
     warnings = tuple(result.pop("warnings", ()))
     if a.format == "json":
         return Output(document(result, warnings), warnings, False)

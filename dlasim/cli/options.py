@@ -189,8 +189,9 @@ def _model(a, notes: list[str]) -> str:
     return given[0][1]
 
 
-def _precision(a) -> tuple[str, bool]:
-    """(precision, --int8 given without --fp16)."""
+def precision_of(a) -> tuple[str, bool]:
+    """(precision, --int8 given without --fp16) from --precision and the trtexec flags (estimate, explain,
+    compare, calibrate)."""
     flags = [f for f in ("fp16", "int8", "best") if getattr(a, f)]
     if a.precision and flags:
         raise DlasimError(f"give --precision {a.precision} or the trtexec flags "
@@ -237,18 +238,19 @@ def resolve(a) -> Resolved:
     ignored: list[str] = []
     warnings: list[str] = []
     model = _model(a, ignored)
-    precision, int8_only = _precision(a)
+    precision, int8_only = precision_of(a)
     device = a.device
     if isinstance(device, int):
         ignored.append(f"--device={device}")
         device = None
+    core = a.dla_core
     if isinstance(device, str) and device[3:].isdigit():         # dlaN: the DLA, core N
-        if a.dla_core is not None and a.dla_core != int(device[3:]):
-            raise DlasimError(f"--device {device} and --useDLACore={a.dla_core} conflict: give one DLA core")
-        a.dla_core, device = int(device[3:]), "dla"
-    if a.dla_core is not None:
+        if core is not None and core != int(device[3:]):
+            raise DlasimError(f"--device {device} and --useDLACore={core} conflict: give one DLA core")
+        core, device = int(device[3:]), "dla"
+    if core is not None:
         if device == "gpu":
-            raise DlasimError(f"--useDLACore={a.dla_core} and --device gpu conflict: the DLA core option "
+            raise DlasimError(f"--useDLACore={core} and --device gpu conflict: the DLA core option "
                               f"means a DLA build")
         device = "dla"
     ignored += _flag_list(a, IGNORED)
@@ -265,6 +267,6 @@ def resolve(a) -> Resolved:
                             f"the estimate is at batch {a.batch}")
     opts = dict(hw=a.hw, device=device, precision=precision, batch=a.batch,
                 gpu_fallback=True if a.gpu_fallback is None else a.gpu_fallback, sparsity=a.sparsity,
-                dla_core=a.dla_core or 0, shapes=shapes, input_formats=a.input_formats,
+                dla_core=core or 0, shapes=shapes, input_formats=a.input_formats,
                 output_formats=a.output_formats)
     return Resolved(model, opts, a.no_tf32, int8_only, tuple(warnings))
