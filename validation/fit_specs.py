@@ -336,7 +336,8 @@ def jetson_depthwise_share(h200, fitted: dict, queue) -> None:
 DISCRETE_GPUS = ("a100", "a40", "titan-rtx")
 # the kernel classes whose floor the discrete GPUs' own data leave open: no row of these classes in the A100
 # engine sits at a floor (its 1x1 downsample convs run far above one; it has no depthwise conv)
-OPEN_CLASS_FLOORS = ("gpu.conv1x1_floor_s", "gpu.depthwise_floor_s")
+OPEN_CLASSES = {"conv1x1": "gpu.conv1x1_floor_s", "depthwise": "gpu.depthwise_floor_s"}
+OPEN_CLASS_FLOORS = tuple(OPEN_CLASSES.values())
 
 
 def discrete_class_floors(h200, queue) -> dict[str, float]:
@@ -344,14 +345,15 @@ def discrete_class_floors(h200, queue) -> dict[str, float]:
     assumption: without them those classes fall back to kernel_floor_s and memory_kernel_floor_s, which the
     A100 fit sets from its FC (Gemm) and GlobalAveragePool rows, and the H200 grid shows a 1x1 conv's floor at
     about half a 3x3 conv's (cost/gpu.py class_floor). Returns the values, for the A100 fit to start from."""
+    import gpu_classes as G
     values = {p: C.get_param(h200, p) for p in OPEN_CLASS_FLOORS}
     say("\n== discrete GPUs: the H200 grid's " + ", ".join(f"{k}={v:.4g}" for k, v in values.items()))
+    sources = {p: (f"fitted on H200 data by {TOOL} ({rel(G.GRID)} {G.GRID_KIND[cls]}), applied to this discrete GPU "
+                   f"as an assumption: no data fitted for it set a floor for the class (no row of the class sits at "
+                   f"one), and without it the class would take kernel_floor_s or memory_kernel_floor_s, which the FC "
+                   f"and pooling rows set") for cls, p in OPEN_CLASSES.items()}
     for name in DISCRETE_GPUS:
-        queue(name, values, {p: (
-            f"fitted on H200 data by {TOOL} (validation/h200/gpu_grid_results.json {p.split('.')[1].split('_')[0]}), "
-            f"applied to this discrete GPU as an assumption: no data fitted for it set a floor for the class (no "
-            f"row of the class sits at one), and without it the class would take kernel_floor_s or "
-            f"memory_kernel_floor_s, which the FC and pooling rows set") for p in values})
+        queue(name, values, sources)
     return values
 
 
